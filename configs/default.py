@@ -1,0 +1,18 @@
+"""The default run: Facebook rules to a goal of 3000 points, floor -1000.
+
+A few minutes on a 2-core CPU; prints the first player's win probability and
+the opening-turn table.
+
+  python -m farkle_jax.main --config configs/default.py --workdir runs/default
+"""
+
+from farkle_jax import configuration
+
+
+def get_config():
+  config = configuration.base("facebook")
+  config.rules.goal = 3000
+  config.rules.floor = -1000
+  config.solver.tol = 1e-9
+  config.solver.norm = "relative"
+  return config

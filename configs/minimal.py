@@ -1,0 +1,13 @@
+"""The minimal rules of Busche & Neller, to absolute max change < 1e-14.
+
+  python -m farkle_jax.main --config configs/minimal.py --workdir runs/minimal
+"""
+
+from farkle_jax import configuration
+
+
+def get_config():
+  config = configuration.base("minimal")
+  config.solver.tol = 1e-14
+  config.solver.norm = "absolute"
+  return config

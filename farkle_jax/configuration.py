@@ -1,0 +1,128 @@
+"""The run configuration: defaults, and checks that fail before any compute.
+
+Config files in `configs/` start from `base(preset)` and override fields.
+`check(config)` validates every field and returns the parsed pieces; a bad
+value raises `ConfigError` naming the field and what is allowed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import ml_collections
+
+from farkle_jax import rules as rules_lib
+
+METHODS = ("value_iteration",)
+NORMS = ("relative", "absolute")
+DTYPES = ("float64", "float32")
+
+
+class ConfigError(ValueError):
+  """A config field with a value that is not allowed."""
+
+
+class Settings(NamedTuple):
+  """Validated solver settings."""
+  method: str
+  tol: float
+  norm: str
+  max_iterations: int
+  iterations_per_call: int
+  chunk_keys: int
+  dtype: str
+  init_value: float
+  checkpoint_every: int
+  checkpoint_keep: int
+  memory_limit_gb: float | None
+  slices: tuple[tuple[int, int, int, int], ...]
+
+
+def base(preset: str = "facebook") -> ml_collections.ConfigDict:
+  """Every config field, with the values of a rules preset."""
+  c = ml_collections.ConfigDict()
+  preset_rules = rules_lib.PRESETS[preset]()
+  c.rules = ml_collections.ConfigDict(
+      {"preset": preset, **preset_rules.to_dict()})
+  c.solver = ml_collections.ConfigDict(dict(
+      method="value_iteration",   # one of METHODS
+      tol=1e-9,                   # stop when the max change is below this
+      norm="relative",            # "relative" |dW|/W or "absolute" |dW|
+      max_iterations=1000,
+      iterations_per_call=5,      # sweeps per jitted call (log/checkpoint)
+      chunk_keys=2048,            # start-of-turn keys per chunk of a sweep
+      dtype="float64",
+      init_value=0.5,             # initial value of every non-terminal state
+  ))
+  c.checkpoint = ml_collections.ConfigDict(dict(every=5, keep=2))
+  # Refuse runs whose estimated footprint exceeds this; None: device memory.
+  c.memory_limit_gb = ml_collections.config_dict.placeholder(float)
+  # Start-of-turn states (b, d, f, e; scores in points) whose turn tables the
+  # run writes to its workdir.
+  c.slices = ((0, 0, 0, 0),)
+  return c
+
+
+def _fail(field: str, value: Any, allowed: str):
+  raise ConfigError(f"config.{field} = {value!r} is not allowed: {allowed}")
+
+
+def _number(field, value, kind, low=None, high=None, open_low=False):
+  if isinstance(value, bool) or not isinstance(value, kind):
+    _fail(field, value, f"a {'number' if kind is not int else 'integer'}")
+  if low is not None and (value < low or (open_low and value == low)):
+    _fail(field, value, f"{'>' if open_low else '>='} {low}"
+          + (f" and <= {high}" if high is not None else ""))
+  if high is not None and value > high:
+    _fail(field, value, f"<= {high}")
+  return value
+
+
+def check(config: ml_collections.ConfigDict
+          ) -> tuple[rules_lib.Rules, Settings]:
+  """Validates a config; returns the rules and the solver settings."""
+  try:
+    r = rules_lib.from_mapping(config.rules.to_dict())
+  except rules_lib.RulesError as e:
+    raise ConfigError(f"config.{e}") from None
+  except TypeError as e:
+    raise ConfigError(f"config.rules: {e}") from None
+  s = config.solver
+  if s.method not in METHODS:
+    _fail("solver.method", s.method, f"one of {METHODS}")
+  if s.norm not in NORMS:
+    _fail("solver.norm", s.norm, f"one of {NORMS}")
+  if s.dtype not in DTYPES:
+    _fail("solver.dtype", s.dtype, f"one of {DTYPES}")
+  _number("solver.tol", s.tol, (int, float), 0, open_low=True)
+  _number("solver.max_iterations", s.max_iterations, int, 1)
+  _number("solver.iterations_per_call", s.iterations_per_call, int, 1)
+  _number("solver.chunk_keys", s.chunk_keys, int, 1)
+  _number("solver.init_value", s.init_value, (int, float), 0, 1)
+  _number("checkpoint.every", config.checkpoint.every, int, 1)
+  _number("checkpoint.keep", config.checkpoint.keep, int, 1)
+  if config.memory_limit_gb is not None:
+    _number("memory_limit_gb", config.memory_limit_gb, (int, float), 0,
+            open_low=True)
+  slices = []
+  for sl in config.slices:
+    if len(sl) != 4:
+      _fail("slices", sl, "tuples (b, d, f, e): scores in points, counts")
+    b, d, f, e = (int(x) for x in sl)
+    for name, v in (("b", b), ("d", d)):
+      if v % r.step or not r.low <= v < r.goal:
+        _fail("slices", sl, f"{name} a multiple of {r.step} in "
+              f"[{r.low}, {r.goal - r.step}]")
+    for name, v in (("f", f), ("e", e)):
+      if not 0 <= v < r.farkle_states:
+        _fail("slices", sl, f"{name} in [0, {r.farkle_states - 1}]")
+    slices.append((b, d, f, e))
+  settings = Settings(
+      method=s.method, tol=float(s.tol), norm=s.norm,
+      max_iterations=s.max_iterations,
+      iterations_per_call=s.iterations_per_call, chunk_keys=s.chunk_keys,
+      dtype=s.dtype, init_value=float(s.init_value),
+      checkpoint_every=config.checkpoint.every,
+      checkpoint_keep=config.checkpoint.keep,
+      memory_limit_gb=config.memory_limit_gb, slices=tuple(slices))
+  return r, settings

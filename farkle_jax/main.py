@@ -1,0 +1,38 @@
+"""Solves a Farkle rule set: `python -m farkle_jax.main --config C --workdir W`.
+
+Rerunning the same command resumes from the workdir's latest checkpoint.
+Config fields can be overridden on the command line, e.g.
+`--config.solver.tol=1e-10` or `--config.rules.floor=-3000`.
+"""
+
+from absl import app, flags, logging
+from ml_collections import config_flags
+
+import farkle_jax  # noqa: F401  (enables float64 before any array)
+from farkle_jax import solve
+
+_CONFIG = config_flags.DEFINE_config_file(
+    "config", None, "Config file, e.g. configs/default.py.", lock_config=True)
+_WORKDIR = flags.DEFINE_string(
+    "workdir", None, "Directory for checkpoints and results (resumed if it "
+    "holds a checkpoint of the same model).")
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  summary = solve.run(_CONFIG.value, _WORKDIR.value)
+  print(f"first-player win probability: {summary['first_player_win']:.6f} "
+        f"({'converged' if summary['converged'] else 'NOT converged'}: "
+        f"{summary['iterations']} sweeps, {summary['norm']} max change "
+        f"{summary['final_residual']:.2e})")
+  for sl in _CONFIG.value.slices:
+    b, d, f, e = sl
+    with open(f"{_WORKDIR.value}/tables/turn_b{b}_d{d}_f{f}_e{e}.txt") as fh:
+      print(fh.read())
+  logging.info("results in %s", _WORKDIR.value)
+
+
+if __name__ == "__main__":
+  flags.mark_flags_as_required(["config", "workdir"])
+  app.run(main)

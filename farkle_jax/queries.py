@@ -1,0 +1,117 @@
+"""Queries of a solved run: turn tables of any start-of-turn state.
+
+A turn table lists, for one start-of-turn state (b, d, f, e), the win
+probability and the optimal action (bank or roll) of every in-turn state
+(t, n), and which of them no sequence of rolls can reach from (0, 6). Its
+values are rebuilt from the converged start-of-turn values W0 by one backward
+pass over the turn (`bellman.turn_values`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from farkle_jax import bellman
+from farkle_jax import tables as tables_lib
+from farkle_jax.layout import N_DICE, StateLayout
+
+
+def reachable(layout: StateLayout, roll: tables_lib.RollTables,
+              b_index: int) -> np.ndarray:
+  """[T, 6] bool: in-turn states (t, n) that some rolls reach from (0, 6).
+
+  The player banks as soon as banking wins, so nothing continues from a
+  terminal state.
+  """
+  T = layout.num_rows
+  top = int(layout.t_max(b_index))
+  reach = np.zeros((T, N_DICE), bool)
+  reach[0, N_DICE - 1] = True
+  for t in range(top + 1):
+    for n in range(1, N_DICE + 1):
+      if not reach[t, n - 1]:
+        continue
+      for pts, nxt in roll.reach_pts[n - 1]:
+        if t + pts <= top:
+          reach[t + pts, nxt - 1] = True
+  return reach
+
+
+def turn_table(w0: np.ndarray, layout: StateLayout,
+               roll: tables_lib.RollTables, b: int, d: int, f: int, e: int,
+               t_max: int | None = None) -> dict[str, Any]:
+  """The turn table of start-of-turn state (b, d, f, e).
+
+  Args:
+    w0: [B, D, F, E] converged start-of-turn values.
+    layout: the run's state layout.
+    roll: the rules' roll tables.
+    b, d: banked scores in points; f, e: farkle counts.
+    t_max: last turn total (points) to list; default: the first total at
+      which every dice count banks (or the last non-terminal total).
+
+  Returns:
+    {"b", "d", "f", "e", "rows": [{"t", "W": {"6": ...}, "action": {...},
+    "unreachable": [...]}, ...]}, columns n = 6..1.
+  """
+  bi, di = layout.index_of(b, "b"), layout.index_of(d, "d")
+  for name, v in (("f", f), ("e", e)):
+    if not 0 <= v < layout.num_farkle:
+      raise ValueError(f"{name}={v} is not a farkle count of these rules: "
+                       f"allowed are 0..{layout.num_farkle - 1}")
+  key = layout.key_index(bi, di, f, e)
+  values = bellman.turn_values(w0, np.array([key]), layout, roll)[:, :, 0]
+  top = int(layout.t_max(bi))
+  reach = reachable(layout, roll, bi)
+  w0_flat = np.asarray(w0).reshape(-1)
+  unit = layout.unit
+  rows = []
+  for t in range(top + 1):
+    if t >= layout.bank_min:
+      if bi + t < layout.num_scores:
+        bank = 1 - w0_flat[layout.key_index(di, bi + t, e, 0)]
+      else:
+        bank = 1.0
+    else:
+      bank = None
+    row = {"t": t * unit, "W": {}, "action": {}, "unreachable": []}
+    for n in range(N_DICE, 0, -1):
+      w = float(values[t, n - 1])
+      row["W"][str(n)] = w
+      row["action"][str(n)] = "bank" if bank is not None and w == bank else "roll"
+      if not reach[t, n - 1]:
+        row["unreachable"].append(n)
+    rows.append(row)
+    all_bank = all(a == "bank" for a in row["action"].values())
+    if t_max is None and all_bank:
+      break
+    if t_max is not None and t * unit >= t_max:
+      break
+  return {"b": b, "d": d, "f": f, "e": e, "rows": rows}
+
+
+def format_table(table: dict[str, Any]) -> str:
+  """The turn table as text: W per n, 'B' after a value where banking is best,
+  '-' for an unreachable state."""
+  cols = [str(n) for n in range(N_DICE, 0, -1)]
+  head = (f"turn table b={table['b']} d={table['d']} f={table['f']} "
+          f"e={table['e']}  (W = win probability of the player to move; "
+          "B = bank, otherwise roll; - = unreachable)")
+  lines = [head, f"{'t':>6} " + " ".join(f"{'n=' + c:>10}" for c in cols)]
+  for row in table["rows"]:
+    cells = []
+    for c in cols:
+      if int(c) in row["unreachable"]:
+        cells.append(f"{'-':>10}")
+      else:
+        mark = "B" if row["action"][c] == "bank" else " "
+        cells.append(f"{row['W'][c]:9.6f}{mark}")
+    lines.append(f"{row['t']:>6} " + " ".join(cells))
+  return "\n".join(lines)
+
+
+def to_json(table: dict[str, Any]) -> str:
+  return json.dumps(table, indent=1)

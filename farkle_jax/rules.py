@@ -1,0 +1,184 @@
+"""Farkle rule sets as data.
+
+A `Rules` value describes one rule set completely: how dice score, when a turn
+may be banked, the farkle penalty, the goal and the score floor that keeps the
+state space finite. The two reference rule sets of the model (`facebook` and
+`minimal`) are presets; the variants people play are the same object with other
+field values, never other code paths.
+
+All scores are in points; they must be multiples of `step` (50 by default).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+N_OF_A_KIND_MODES = ("none", "add", "double", "fixed")
+
+
+class RulesError(ValueError):
+  """A rule set that cannot be solved, with the field and what is allowed."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+  """One Farkle rule set.
+
+  Attributes:
+    name: a label for logs and checkpoints.
+    goal: points a player must bank to win.
+    step: the score unit; every score is a multiple of it.
+    single_scores: points of a single die, by face 1..6 (0 = does not score).
+    triple_scores: points of three of a kind, by face 1..6.
+    n_of_a_kind: how four, five and six of a kind score: "none" (only
+      triples score; extra dice may form other combinations), "add" (each die
+      beyond three adds the triple value again), "double" (each die beyond
+      three doubles the value), "fixed" (`fixed_n_of_a_kind`).
+    fixed_n_of_a_kind: points of 4, 5 and 6 of a kind when `n_of_a_kind` is
+      "fixed".
+    three_pairs: points of three different pairs (0 = not a combination).
+    straight: points of 1-2-3-4-5-6 (0 = not a combination).
+    two_triplets: points of two triples in one six-dice roll (0 = off; the
+      roll still scores as two separate triples).
+    four_kind_and_pair: points of four of a kind plus a pair (0 = off).
+    nothing_roll: points of a six-dice roll with no scoring combination; it
+      uses all six dice (0 = such a roll is a farkle).
+    bank_minimum: the smallest turn total that may be banked (at least one
+      step; a turn total of 0 can never be banked).
+    penalty: points lost after `penalty_count` farkle turns in a row
+      (0 = no penalty).
+    penalty_count: farkle turns in a row that cost `penalty`.
+    floor: banked scores are clamped below at this value after a penalty.
+  """
+
+  name: str = "custom"
+  goal: int = 10_000
+  step: int = 50
+  single_scores: tuple[int, ...] = (100, 0, 0, 0, 50, 0)
+  triple_scores: tuple[int, ...] = (1000, 200, 300, 400, 500, 600)
+  n_of_a_kind: str = "add"
+  fixed_n_of_a_kind: tuple[int, ...] = (1000, 2000, 3000)
+  three_pairs: int = 750
+  straight: int = 1500
+  two_triplets: int = 0
+  four_kind_and_pair: int = 0
+  nothing_roll: int = 0
+  bank_minimum: int = 300
+  penalty: int = 500
+  penalty_count: int = 3
+  floor: int = -2500
+
+  def __post_init__(self):
+    validate(self)
+
+  @property
+  def has_penalty(self) -> bool:
+    return self.penalty > 0
+
+  @property
+  def farkle_states(self) -> int:
+    """Number of values a farkle counter takes (1 without a penalty)."""
+    return self.penalty_count if self.has_penalty else 1
+
+  @property
+  def low(self) -> int:
+    """Lowest banked score a player can have."""
+    return self.floor if self.has_penalty else 0
+
+  def to_dict(self) -> dict[str, Any]:
+    return {k: (list(v) if isinstance(v, tuple) else v)
+            for k, v in dataclasses.asdict(self).items()}
+
+  def replace(self, **changes) -> "Rules":
+    return dataclasses.replace(self, **changes)
+
+
+def _fail(field: str, value: Any, allowed: str) -> None:
+  raise RulesError(f"rules.{field} = {value!r} is not allowed: {allowed}")
+
+
+def validate(r: Rules) -> None:
+  """Checks a rule set; raises `RulesError` naming the field and what is allowed."""
+  if not isinstance(r.step, int) or r.step <= 0:
+    _fail("step", r.step, "a positive integer number of points")
+  s = r.step
+
+  def multiple(field, value, minimum=0):
+    if not isinstance(value, int) or isinstance(value, bool):
+      _fail(field, value, f"an integer multiple of step={s}")
+    if value < minimum or value % s:
+      _fail(field, value, f"a multiple of step={s}, at least {minimum}")
+
+  for field in ("single_scores", "triple_scores"):
+    v = getattr(r, field)
+    if not isinstance(v, tuple) or len(v) != 6:
+      _fail(field, v, "six scores, one per face 1..6")
+    for x in v:
+      multiple(field, x)
+  if r.triple_scores and min(r.triple_scores) <= 0:
+    _fail("triple_scores", r.triple_scores, "positive scores for every face")
+  if r.n_of_a_kind not in N_OF_A_KIND_MODES:
+    _fail("n_of_a_kind", r.n_of_a_kind, f"one of {N_OF_A_KIND_MODES}")
+  if not isinstance(r.fixed_n_of_a_kind, tuple) or len(r.fixed_n_of_a_kind) != 3:
+    _fail("fixed_n_of_a_kind", r.fixed_n_of_a_kind,
+          "three scores, for four, five and six of a kind")
+  for x in r.fixed_n_of_a_kind:
+    multiple("fixed_n_of_a_kind", x, s)
+  for field in ("three_pairs", "straight", "two_triplets",
+                "four_kind_and_pair", "nothing_roll", "penalty"):
+    multiple(field, getattr(r, field))
+  multiple("goal", r.goal, s)
+  multiple("bank_minimum", r.bank_minimum, s)
+  if not isinstance(r.penalty_count, int) or r.penalty_count < 1:
+    _fail("penalty_count", r.penalty_count, "an integer >= 1")
+  if not isinstance(r.floor, int) or r.floor % s:
+    _fail("floor", r.floor, f"an integer multiple of step={s}")
+  if r.has_penalty and r.floor > 0:
+    _fail("floor", r.floor, "at most 0 when there is a farkle penalty")
+  if r.bank_minimum > r.goal:
+    _fail("bank_minimum", r.bank_minimum, f"at most goal={r.goal}")
+  if not isinstance(r.name, str) or not r.name:
+    _fail("name", r.name, "a non-empty string")
+
+
+def facebook(floor: int = -2500, goal: int = 10_000) -> Rules:
+  """The Facebook Farkle rules (the headline model of the spec)."""
+  return Rules(name="facebook", goal=goal, floor=floor)
+
+
+def minimal(goal: int = 10_000) -> Rules:
+  """The minimal rules of Busche & Neller: singles and triples only."""
+  return Rules(name="minimal", goal=goal, n_of_a_kind="none", three_pairs=0,
+               straight=0, bank_minimum=50, penalty=0, penalty_count=3,
+               floor=0)
+
+
+PRESETS = {"facebook": facebook, "minimal": minimal}
+
+_TUPLE_FIELDS = ("single_scores", "triple_scores", "fixed_n_of_a_kind")
+
+
+def from_mapping(m: Mapping[str, Any]) -> Rules:
+  """Builds rules from a preset name plus overrides (e.g. a config dict).
+
+  `m["preset"]` names a preset ("facebook" or "minimal"); every other key
+  overrides a `Rules` field. Unknown keys are rejected.
+  """
+  m = dict(m)
+  preset = m.pop("preset", "facebook")
+  if preset not in PRESETS:
+    _fail("preset", preset, f"one of {sorted(PRESETS)}")
+  base = PRESETS[preset]()
+  fields = {f.name for f in dataclasses.fields(Rules)}
+  changes = {}
+  for k, v in m.items():
+    if k not in fields:
+      _fail(k, v, f"not a rules field; fields are {sorted(fields)}")
+    if v is None:
+      continue
+    if k in _TUPLE_FIELDS:
+      v = tuple(v)
+    changes[k] = v
+  changes.setdefault("name", preset)
+  return dataclasses.replace(base, **changes)

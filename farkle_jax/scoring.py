@@ -1,0 +1,161 @@
+"""Exact combinatorics of one roll: combinations, scoring choices, score sets.
+
+A roll of n dice is a multiset, written as a count vector `c` (c[i] = number of
+dice showing face i+1). A scoring choice sets aside a sub-multiset `u` of the
+roll that splits completely into scoring combinations; it is worth the points
+of the best such split. The *score set* of a roll is, for each number of dice
+used `k`, the best points over its choices of k dice: the solver needs nothing
+else when the win probability increases with the turn total.
+
+Everything here is exact (integers and `fractions.Fraction`) and small: there
+are 924 multisets of at most six dice.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from fractions import Fraction
+from typing import NamedTuple
+
+from farkle_jax.rules import Rules
+
+Counts = tuple[int, int, int, int, int, int]
+
+
+def multisets(n: int) -> list[Counts]:
+  """All count vectors of n dice, in a fixed order."""
+  out = []
+  for cut in itertools.combinations(range(n + 5), 5):
+    bounds = (-1,) + cut + (n + 5,)
+    out.append(tuple(bounds[i + 1] - bounds[i] - 1 for i in range(6)))
+  return out
+
+
+def multiplicity(c: Counts) -> int:
+  """Number of ordered rolls showing the multiset `c`."""
+  m = math.factorial(sum(c))
+  for x in c:
+    m //= math.factorial(x)
+  return m
+
+
+def _unit(face: int, count: int) -> Counts:
+  c = [0] * 6
+  c[face - 1] = count
+  return tuple(c)
+
+
+def _add(*cs: Counts) -> Counts:
+  return tuple(sum(x) for x in zip(*cs))
+
+
+def combinations(rules: Rules) -> list[tuple[Counts, int]]:
+  """The scoring combinations of a rule set as (counts, points) pairs."""
+  combos = []
+  for face in range(1, 7):
+    if rules.single_scores[face - 1]:
+      combos.append((_unit(face, 1), rules.single_scores[face - 1]))
+    triple = rules.triple_scores[face - 1]
+    combos.append((_unit(face, 3), triple))
+    for count in (4, 5, 6):
+      if rules.n_of_a_kind == "add":
+        value = triple * (count - 2)
+      elif rules.n_of_a_kind == "double":
+        value = triple * 2 ** (count - 3)
+      elif rules.n_of_a_kind == "fixed":
+        value = rules.fixed_n_of_a_kind[count - 4]
+      else:
+        continue
+      combos.append((_unit(face, count), value))
+  faces = range(1, 7)
+  if rules.three_pairs:
+    for a, b, c in itertools.combinations(faces, 3):
+      combos.append((_add(_unit(a, 2), _unit(b, 2), _unit(c, 2)),
+                     rules.three_pairs))
+  if rules.straight:
+    combos.append(((1,) * 6, rules.straight))
+  if rules.two_triplets:
+    for a, b in itertools.combinations(faces, 2):
+      combos.append((_add(_unit(a, 3), _unit(b, 3)), rules.two_triplets))
+  if rules.four_kind_and_pair:
+    for a, b in itertools.permutations(faces, 2):
+      combos.append((_add(_unit(a, 4), _unit(b, 2)), rules.four_kind_and_pair))
+  return combos
+
+
+def _sub(u: Counts, m: Counts) -> Counts | None:
+  d = tuple(x - y for x, y in zip(u, m))
+  return d if min(d) >= 0 else None
+
+
+@functools.lru_cache(maxsize=None)
+def _split_values(rules: Rules) -> dict[Counts, frozenset[int]]:
+  """For every multiset of <= 6 dice, the point totals of its full splits."""
+  combos = combinations(rules)
+  values: dict[Counts, frozenset[int]] = {(0,) * 6: frozenset([0])}
+  for n in range(1, 7):
+    for u in multisets(n):
+      vals = set()
+      for m, pts in combos:
+        rest = _sub(u, m)
+        if rest is not None:
+          vals.update(pts + v for v in values[rest])
+      values[u] = frozenset(vals)
+  return values
+
+
+def _sub_multisets(c: Counts):
+  for u in itertools.product(*(range(x + 1) for x in c)):
+    if any(u):
+      yield u
+
+
+def choices(rules: Rules, roll: Counts) -> set[tuple[int, int]]:
+  """Every legal (dice used, points) choice a roll offers (empty: farkle)."""
+  values = _split_values(rules)
+  out = {(sum(u), v) for u in _sub_multisets(roll) for v in values[u]}
+  if not out and rules.nothing_roll and sum(roll) == 6:
+    out = {(6, rules.nothing_roll)}
+  return out
+
+
+def score_set(rules: Rules, roll: Counts) -> tuple[tuple[int, int], ...]:
+  """The best points for each number of dice used, sorted by dice used."""
+  best: dict[int, int] = {}
+  for k, pts in choices(rules, roll):
+    best[k] = max(best.get(k, 0), pts)
+  return tuple(sorted(best.items()))
+
+
+class DiceOutcomes(NamedTuple):
+  """The distinct score sets of a roll of n dice and their probabilities."""
+  n: int
+  farkle: Fraction                                     # P(no scoring choice)
+  score_sets: tuple[tuple[tuple[int, int], ...], ...]  # [R] of ((k, pts), ...)
+  probs: tuple[Fraction, ...]                          # [R]
+  all_choices: frozenset[tuple[int, int]]  # every (k, pts) any roll offers
+
+
+@functools.lru_cache(maxsize=None)
+def outcomes(rules: Rules, n: int) -> DiceOutcomes:
+  """Groups the multisets of n dice by score set, with exact probabilities."""
+  total = 6 ** n
+  weight: dict[tuple, int] = {}
+  farkle = 0
+  every: set[tuple[int, int]] = set()
+  for roll in multisets(n):
+    m = multiplicity(roll)
+    ch = choices(rules, roll)
+    every |= ch
+    if not ch:
+      farkle += m
+      continue
+    key = score_set(rules, roll)
+    weight[key] = weight.get(key, 0) + m
+  keys = sorted(weight)
+  return DiceOutcomes(n=n, farkle=Fraction(farkle, total),
+                      score_sets=tuple(keys),
+                      probs=tuple(Fraction(weight[k], total) for k in keys),
+                      all_choices=frozenset(every))

@@ -1,0 +1,41 @@
+"""Turn table of a finished run for any start-of-turn state.
+
+    python -m farkle_jax.table --workdir W --b 0 --d 0 --f 0 --e 0 [--json]
+
+Rows are turn totals t, columns n = 6..1 dice to roll; each cell holds the
+win probability of the player to move, whether banking or rolling is best,
+and '-' for states no sequence of rolls reaches.
+"""
+
+import sys
+
+from absl import app, flags
+
+import farkle_jax  # noqa: F401  (enables float64)
+from farkle_jax import queries, solve
+
+_WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run.")
+_B = flags.DEFINE_integer("b", 0, "Banked score of the player to move.")
+_D = flags.DEFINE_integer("d", 0, "Banked score of the opponent.")
+_F = flags.DEFINE_integer("f", 0, "Farkle count of the player to move.")
+_E = flags.DEFINE_integer("e", 0, "Farkle count of the opponent.")
+_T_MAX = flags.DEFINE_integer(
+    "t_max", None, "Last turn total to list (default: where every n banks).")
+_JSON = flags.DEFINE_bool("json", False, "Print JSON instead of text.")
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  w0, layout, roll, _ = solve.load(_WORKDIR.value)
+  try:
+    table = queries.turn_table(w0, layout, roll, _B.value, _D.value, _F.value,
+                               _E.value, t_max=_T_MAX.value)
+  except ValueError as e:
+    sys.exit(f"error: {e}")
+  print(queries.to_json(table) if _JSON.value else queries.format_table(table))
+
+
+if __name__ == "__main__":
+  flags.mark_flags_as_required(["workdir"])
+  app.run(main)

@@ -1,0 +1,140 @@
+"""Independent reference for tests: scoring, brute-force rolls, a plain solver.
+
+Nothing here uses farkle_jax's scoring, tables, layout or solver: the scorer is
+written from the rule text of model.md for the two reference rule sets, roll
+distributions come from all 6^n ordered rolls, and the solver is a direct
+transcription of the equations with NumPy arrays indexed by (b, d, f, e).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from fractions import Fraction
+
+import numpy as np
+
+NEG = float("-inf")
+
+
+@functools.lru_cache(maxsize=None)
+def best_points(rules: str, counts: tuple[int, ...]) -> float:
+  """Best points of using exactly these dice (counts of faces 1..6); -inf if
+  they cannot all score. `rules` is "facebook" or "minimal"."""
+  if sum(counts) == 0:
+    return 0
+  best = NEG
+  c = list(counts)
+  if rules == "facebook" and counts == (1, 1, 1, 1, 1, 1):
+    best = max(best, 1500)
+  if rules == "facebook" and sorted(counts) == [0, 0, 0, 2, 2, 2]:
+    best = max(best, 750)
+  for face in range(6):
+    triple = 1000 if face == 0 else 100 * (face + 1)
+    kinds = range(3, c[face] + 1) if rules == "facebook" else [3]
+    for k in kinds:
+      if c[face] >= k:
+        rest = c.copy()
+        rest[face] -= k
+        best = max(best, triple * (k - 2) + best_points(rules, tuple(rest)))
+  for face, pts in ((0, 100), (4, 50)):
+    if c[face]:
+      rest = c.copy()
+      rest[face] -= 1
+      best = max(best, pts + best_points(rules, tuple(rest)))
+  return best
+
+
+def roll_choices(rules: str, roll: tuple[int, ...]) -> dict[int, int]:
+  """For an ordered roll (faces 1..6): best points per number of dice used."""
+  out: dict[int, int] = {}
+  n = len(roll)
+  for mask in range(1, 2 ** n):
+    counts = [0] * 6
+    for i in range(n):
+      if mask >> i & 1:
+        counts[roll[i] - 1] += 1
+    p = best_points(rules, tuple(counts))
+    if p > NEG:
+      k = bin(mask).count("1")
+      out[k] = max(out.get(k, 0), int(p))
+  return out
+
+
+@functools.lru_cache(maxsize=None)
+def distribution(rules: str, n: int):
+  """(P(farkle), {score set: probability}) from all 6^n ordered rolls."""
+  sets: dict[tuple, Fraction] = {}
+  farkle = Fraction(0)
+  p = Fraction(1, 6 ** n)
+  for roll in itertools.product(range(1, 7), repeat=n):
+    ch = roll_choices(rules, roll)
+    if not ch:
+      farkle += p
+    else:
+      key = tuple(sorted(ch.items()))
+      sets[key] = sets.get(key, 0) + p
+  return farkle, sets
+
+
+def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
+          max_iter: int = 2000) -> tuple[np.ndarray, list]:
+  """Solves a reference rule set with the given goal (and floor if it has a
+  penalty). Returns W0[b, d, f, e] with scores indexed from the floor, and
+  the in-turn values V[t][n - 1] (arrays over keys) of the last iteration."""
+  step = 50
+  bank_min = 300 if rules == "facebook" else 50
+  penalty = 500 if rules == "facebook" else 0
+  nf = 3 if penalty else 1
+  low = floor if penalty else 0
+  scores = np.arange(low, goal, step)
+  nb = len(scores)
+  b = scores[:, None, None, None]
+  d = scores[None, :, None, None]
+  f = np.arange(nf)[None, None, :, None]
+  e = np.arange(nf)[None, None, None, :]
+  shape = (nb, nb, nf, nf)
+  bi, di, fi, ei = np.meshgrid(np.arange(nb), np.arange(nb), np.arange(nf),
+                               np.arange(nf), indexing="ij")
+  t_max = np.maximum(bank_min - step, goal - step - b) + 0 * d + 0 * f + 0 * e
+  top = int(t_max.max())
+  dists = {n: distribution(rules, n) for n in range(1, 7)}
+  w0 = np.full(shape, 0.5)
+  for _ in range(max_iter):
+    # Farkle: the opponent starts with (d, b', e, f').
+    penalised = (fi == nf - 1) & (penalty > 0)
+    b_next = np.where(penalised, np.maximum(0, bi - penalty // step), bi)
+    x_farkle = 1 - w0[di, b_next, ei, (fi + 1) % nf]
+    V: dict[int, np.ndarray] = {}
+
+    def value(t, n):
+      if t > top:
+        return np.ones(shape)
+      return V[t][n - 1]
+
+    for t in range(top, -1, -step):
+      row = []
+      for n in range(1, 7):
+        farkle, sets = dists[n]
+        roll = float(farkle) * x_farkle
+        for sset, p in sets.items():
+          best = None
+          for k, pts in sset:
+            v = value(t + pts, 6 if k == n else n - k)
+            best = v if best is None else np.maximum(best, v)
+          roll = roll + float(p) * best
+        w = roll
+        if t >= bank_min:
+          total = bi + t // step
+          won = total >= nb
+          bank = np.where(won, 1.0,
+                          1 - w0[di, np.minimum(total, nb - 1), ei, 0])
+          w = np.maximum(roll, bank)
+        row.append(np.where(t > t_max, 1.0, w))
+      V[t] = row
+    new = V[0][5]
+    change = np.abs(new - w0).max()
+    w0 = new
+    if change < tol:
+      break
+  return w0, V
