@@ -5,6 +5,8 @@ Config fields can be overridden on the command line, e.g.
 `--config.solver.tol=1e-10` or `--config.rules.floor=-3000`.
 """
 
+import logging as pylogging
+
 from absl import app, flags, logging
 from ml_collections import config_flags
 
@@ -18,9 +20,17 @@ _WORKDIR = flags.DEFINE_string(
     "holds a checkpoint of the same model).")
 
 
+class _QuietLibraries(pylogging.Filter):
+  """Drops the INFO chatter of Orbax; its warnings and errors still show."""
+
+  def filter(self, record):
+    return record.levelno >= pylogging.WARNING or "orbax" not in record.pathname
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  logging.get_absl_handler().addFilter(_QuietLibraries())
   summary = solve.run(_CONFIG.value, _WORKDIR.value)
   print(f"first-player win probability: {summary['first_player_win']:.6f} "
         f"({'converged' if summary['converged'] else 'NOT converged'}: "

@@ -1,0 +1,61 @@
+"""The JAX solver against the independent plain reference on tiny games."""
+
+import numpy as np
+import pytest
+
+import reference
+from farkle_jax import bellman, queries, solve
+from farkle_jax.layout import N_DICE
+from configs import tiny
+
+
+@pytest.fixture(scope="module", params=["facebook", "minimal"])
+def solved(request, tmp_path_factory):
+  workdir = str(tmp_path_factory.mktemp(request.param))
+  config = tiny.get_config(request.param)
+  solve.run(config, workdir)
+  w0, layout, roll, summary = solve.load(workdir)
+  ref_w0, ref_v = reference.solve(request.param, config.rules.goal,
+                                  config.rules.floor)
+  return request.param, w0, layout, roll, summary, ref_w0, ref_v
+
+
+def test_start_values_agree_with_reference(solved):
+  _, w0, _, _, summary, ref_w0, _ = solved
+  assert summary["converged"]
+  assert w0.shape == ref_w0.shape
+  np.testing.assert_allclose(w0, ref_w0, rtol=0, atol=1e-12)
+
+
+def test_in_turn_values_agree_with_reference(solved):
+  _, w0, layout, roll, _, ref_w0, ref_v = solved
+  keys = np.array([0, layout.num_keys // 3, layout.num_keys - 1])
+  got = bellman.turn_values(w0, keys, layout, roll)
+  for i, k in enumerate(keys):
+    idx = np.unravel_index(k, layout.key_shape)
+    top = int(layout.t_max(idx[0]))
+    for t in range(top + 1):
+      for n in range(1, N_DICE + 1):
+        assert abs(got[t, n - 1, i] - ref_v[t * 50][n - 1][idx]) < 1e-12
+
+
+def test_values_are_probabilities_and_increase_with_turn_total(solved):
+  _, w0, layout, roll, _, _, _ = solved
+  assert ((w0 > 0) & (w0 < 1)).all()
+  v = bellman.turn_values(w0, np.arange(20), layout, roll)
+  assert (np.diff(v[:-1], axis=0) >= -1e-15).all()
+
+
+def test_turn_table_actions(solved):
+  name, w0, layout, roll, _, _, _ = solved
+  table = queries.turn_table(w0, layout, roll, 0, 0, 0, 0)
+  first = table["rows"][0]
+  assert first["t"] == 0 and first["action"]["6"] == "roll"
+  assert first["unreachable"] == [5, 4, 3, 2, 1]
+  last = table["rows"][-1]
+  top = int(layout.t_max(layout.index_of(0))) * 50
+  assert (all(a == "bank" for a in last["action"].values())
+          or last["t"] == top)
+  for row in table["rows"]:
+    if row["t"] < layout.rules.bank_minimum:
+      assert set(row["action"].values()) == {"roll"}

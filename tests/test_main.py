@@ -1,0 +1,53 @@
+"""The command-line entry points end to end on a tiny config."""
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = {**os.environ, "JAX_PLATFORMS": "cpu"}
+
+
+def _run(*args):
+  return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=ENV,
+                        capture_output=True, text=True, timeout=300)
+
+
+def test_main_and_table_end_to_end(tmp_path):
+  w = str(tmp_path)
+  out = _run("farkle_jax.main", "--config", "configs/tiny.py:minimal",
+             f"--workdir={w}", "--config.solver.tol=1e-12")
+  assert out.returncode == 0, out.stderr[-2000:]
+  assert "first-player win probability: 0." in out.stdout
+  assert "turn table b=0 d=0 f=0 e=0" in out.stdout
+  assert "it=" in out.stderr and "eta=" in out.stderr
+  summary = json.load(open(os.path.join(w, "summary.json")))
+  assert summary["converged"] and summary["final_residual"] < 1e-12
+  assert summary["config"]["solver"]["tol"] == 1e-12
+  for key in ("first_player_win", "iterations", "wall_seconds_this_process",
+              "device", "config"):
+    assert key in summary
+  assert os.path.exists(os.path.join(w, "tables", "turn_b0_d0_f0_e0.json"))
+
+  table = _run("farkle_jax.table", f"--workdir={w}", "--b=500", "--d=100",
+               "--json")
+  assert table.returncode == 0, table.stderr[-2000:]
+  data = json.loads(table.stdout)
+  assert (data["b"], data["d"]) == (500, 100)
+  row = data["rows"][0]
+  assert row["t"] == 0 and set(row["W"]) == {"6", "5", "4", "3", "2", "1"}
+  assert row["unreachable"] == [5, 4, 3, 2, 1]
+  text = _run("farkle_jax.table", f"--workdir={w}", "--b=500", "--d=100")
+  assert "turn table b=500 d=100" in text.stdout
+
+  bad = _run("farkle_jax.table", f"--workdir={w}", "--b=525")
+  assert bad.returncode != 0 and "b=525" in bad.stderr
+
+
+def test_misspelled_override_fails_loudly(tmp_path):
+  out = _run("farkle_jax.main", "--config", "configs/tiny.py:minimal",
+             f"--workdir={tmp_path}", "--config.solver.tolerance=1e-3")
+  assert out.returncode != 0
+  assert "tolerance" in out.stderr
+  assert not os.path.exists(os.path.join(tmp_path, "summary.json"))

@@ -1,0 +1,92 @@
+"""Runs: resume after SIGKILL, refusals before compute, memory estimate."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from farkle_jax import configuration, solve
+from configs import tiny
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MAIN = [sys.executable, "-m", "farkle_jax.main",
+        "--config", "configs/tiny.py:facebook",
+        "--config.checkpoint.every=1", "--config.solver.iterations_per_call=1"]
+
+
+def _main(workdir):
+  os.makedirs(workdir, exist_ok=True)
+  log = open(os.path.join(workdir, "log.txt"), "a")
+  return subprocess.Popen(MAIN + [f"--workdir={workdir}"], cwd=ROOT,
+                          stdout=log, stderr=subprocess.STDOUT,
+                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
+
+
+def _steps(workdir):
+  d = os.path.join(workdir, "checkpoints")
+  return [int(x) for x in os.listdir(d) if x.isdigit()] if os.path.isdir(d) else []
+
+
+def test_resume_after_sigkill_gives_identical_values(tmp_path):
+  whole, killed = str(tmp_path / "whole"), str(tmp_path / "killed")
+  assert _main(whole).wait(timeout=300) == 0
+  proc = _main(killed)
+  deadline = time.time() + 240
+  while max(_steps(killed), default=0) < 10:
+    assert proc.poll() is None, "run finished before it could be killed"
+    assert time.time() < deadline
+    time.sleep(0.02)
+  proc.send_signal(signal.SIGKILL)
+  proc.wait()
+  assert not os.path.exists(os.path.join(killed, "summary.json"))
+  assert _main(killed).wait(timeout=300) == 0
+  resumed = json.load(open(os.path.join(killed, "summary.json")))
+  base = json.load(open(os.path.join(whole, "summary.json")))
+  assert resumed["resumed_from"] >= 10
+  assert resumed["iterations"] == base["iterations"]
+  assert resumed["residual_history"] == base["residual_history"]
+  assert np.array_equal(np.load(os.path.join(killed, "start_values.npy")),
+                        np.load(os.path.join(whole, "start_values.npy")))
+
+
+def test_checkpoint_of_other_rules_is_refused(tmp_path):
+  config = tiny.get_config("facebook")
+  config.solver.max_iterations = 2
+  solve.run(config, str(tmp_path))
+  config.rules.floor = -250
+  with pytest.raises(Exception, match="rules.floor: checkpoint -500, this run -250"):
+    solve.run(config, str(tmp_path))
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("solver.norm", "l2", r"config.solver.norm = 'l2'.*relative"),
+    ("solver.tol", -1.0, r"config.solver.tol = -1.0"),
+    ("solver.method", "magic", r"config.solver.method"),
+    ("solver.dtype", "float16", r"config.solver.dtype"),
+    ("checkpoint.every", 0, r"config.checkpoint.every = 0"),
+    ("rules.goal", 1025, r"config.rules.goal = 1025.*multiple of step=50"),
+    ("rules.floor", 250, r"config.rules.floor = 250"),
+    ("slices", ((0, 0, 5, 0),), r"config.slices.*f in \[0, 2\]"),
+])
+def test_bad_config_fails_before_compute(tmp_path, field, value, match):
+  config = tiny.get_config("facebook")
+  section, _, name = field.rpartition(".")
+  setattr(config[section] if section else config, name, value)
+  with pytest.raises(configuration.ConfigError, match=match):
+    solve.run(config, str(tmp_path / "w"))
+  assert not os.path.exists(tmp_path / "w")
+
+
+def test_run_that_cannot_fit_is_refused_with_a_setting_that_would(tmp_path):
+  config = tiny.get_config("facebook")
+  config.rules.goal = 10_000
+  config.rules.floor = -10_000
+  config.memory_limit_gb = 12.0
+  with pytest.raises(solve.MemoryRefused, match=r"rules.floor=-\d+"):
+    solve.run(config, str(tmp_path / "w"))
+  assert not os.path.exists(tmp_path / "w")
