@@ -164,7 +164,7 @@ def turn_rows(rows: jax.Array, w0_flat: jax.Array, w0_bank: jax.Array,
 
 
 def sweep(values: jax.Array, tabs: SweepTables, cfg: Sweep
-          ) -> tuple[jax.Array, jax.Array]:
+          ) -> tuple[jax.Array, jax.Array, jax.Array]:
   """One value-iteration sweep over every state.
 
   Args:
@@ -173,7 +173,8 @@ def sweep(values: jax.Array, tabs: SweepTables, cfg: Sweep
     cfg: static sizes.
 
   Returns:
-    The new values and the largest change of any state.
+    The new values, the largest change of any state, and the start values
+    [B, D, F, E] the sweep read.
   """
   w0 = start_values(values, cfg)
   w0_flat, w0_bank = w0.reshape(-1), _padded_start(w0, cfg)
@@ -184,14 +185,20 @@ def sweep(values: jax.Array, tabs: SweepTables, cfg: Sweep
                         tabs.bank_base[c], tabs.top_row[c], tabs.roll, cfg)
     return values.at[c].set(rows), jnp.maximum(res, r)
 
-  return jax.lax.fori_loop(0, values.shape[0], chunk,
-                           (values, jnp.zeros((), values.dtype)))
+  values, res = jax.lax.fori_loop(0, values.shape[0], chunk,
+                                  (values, jnp.zeros((), values.dtype)))
+  return values, res, w0
 
 
-def initial_values(layout: StateLayout, init: float, dtype) -> np.ndarray:
-  """[C, T + 1, 6, Kc] start values: `init` everywhere, 1 where terminal."""
-  mask = np.broadcast_to(layout.terminal_mask(), layout.value_shape)
-  return np.where(mask, 1.0, init).astype(dtype)
+def initial_values(layout: StateLayout, init: float, dtype) -> jax.Array:
+  """[C, T + 1, 6, Kc] start values: `init` everywhere, 1 where terminal.
+
+  Built on the device from a [C, T + 1, 1, Kc] mask: no full-size host copy.
+  """
+  mask = jnp.asarray(layout.terminal_mask())
+  fill = jax.jit(lambda m: jnp.broadcast_to(
+      jnp.where(m, 1.0, init).astype(dtype), layout.value_shape))
+  return fill(mask)
 
 
 def turn_values(w0: jax.Array, keys: jax.Array, layout: StateLayout,

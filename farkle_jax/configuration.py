@@ -95,6 +95,9 @@ def check(config: ml_collections.ConfigDict
   if s.dtype not in DTYPES:
     _fail("solver.dtype", s.dtype, f"one of {DTYPES}")
   _number("solver.tol", s.tol, (int, float), 0, open_low=True)
+  if s.dtype == "float32" and s.tol < 1e-6:
+    _fail("solver.tol", s.tol, ">= 1e-6 with solver.dtype='float32' "
+          "(float32 holds about 7 significant digits); use float64")
   _number("solver.max_iterations", s.max_iterations, int, 1)
   _number("solver.iterations_per_call", s.iterations_per_call, int, 1)
   _number("solver.chunk_keys", s.chunk_keys, int, 1)

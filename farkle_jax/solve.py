@@ -33,6 +33,7 @@ from farkle_jax.layout import N_DICE, StateLayout
 from farkle_jax.rules import Rules
 
 STATE_FORMAT = "w0-consumed-by-last-sweep/v1"
+RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
 
 
 class Chunk(NamedTuple):
@@ -44,26 +45,27 @@ class Chunk(NamedTuple):
   done: jax.Array       # [] sweeps run
 
 
-def iterate(values: jax.Array, residual: jax.Array, tabs: bellman.SweepTables,
-            cfg: bellman.Sweep, max_sweeps: int, tol: float) -> Chunk:
-  """Up to `max_sweeps` sweeps, stopping early once the change is < tol.
+def iterate(values: jax.Array, residual: jax.Array, limit: jax.Array,
+            tol: jax.Array, tabs: bellman.SweepTables, cfg: bellman.Sweep,
+            max_sweeps: int) -> Chunk:
+  """Up to `limit` (<= max_sweeps) sweeps, stopping once the change is < tol.
 
   Args:
     values: [C, T + 1, 6, Kc] state values (donated).
     residual: [] max change of the previous sweep (inf at the start).
+    limit: [] int32 sweeps to run at most in this call.
+    tol: [] tolerance on the max change.
     tabs, cfg: the sweep's tables and static sizes.
-    max_sweeps: static bound of this chunk.
-    tol: tolerance on the max change.
+    max_sweeps: static size of the residual history.
   """
   def cond(c: Chunk):
-    return (c.done < max_sweeps) & (c.residual >= tol)
+    return (c.done < limit) & (c.residual >= tol)
 
   def body(c: Chunk):
-    w0 = bellman.start_values(c.values, cfg)
-    values, res = bellman.sweep(c.values, tabs, cfg)
+    values, res, w0 = bellman.sweep(c.values, tabs, cfg)
     return Chunk(values, w0, res, c.history.at[c.done].set(res), c.done + 1)
 
-  init = Chunk(values, bellman.start_values(values, cfg), residual,
+  init = Chunk(values, jnp.zeros(cfg.key_shape, values.dtype), residual,
                jnp.full((max_sweeps,), jnp.nan, values.dtype),
                jnp.zeros((), jnp.int32))
   return jax.lax.while_loop(cond, body, init)
@@ -91,9 +93,20 @@ class MemoryRefused(MemoryError):
   """A run that would not fit the device, with a setting that would."""
 
 
-def check_memory(rules: Rules, settings, layout: StateLayout) -> int:
-  """Estimates the run's footprint; raises MemoryRefused if it cannot fit."""
-  need = layout.memory_bytes(settings.dtype)
+def check_memory(rules: Rules, settings, layout: StateLayout,
+                 compiled=None) -> int:
+  """Estimates the run's footprint; raises MemoryRefused if it cannot fit.
+
+  The estimate is XLA's memory analysis of the compiled chunk when given
+  (arguments + outputs + temporaries - donated aliases), else the layout's
+  count of the value array and the sweep's temporaries; plus the runtime.
+  """
+  need = layout.memory_bytes(settings.dtype) + RUNTIME_BYTES
+  if compiled is not None:
+    m = compiled.memory_analysis()
+    if m is not None:
+      need = (m.argument_size_in_bytes + m.output_size_in_bytes
+              + m.temp_size_in_bytes - m.alias_size_in_bytes + RUNTIME_BYTES)
   if settings.memory_limit_gb is not None:
     have, where = int(settings.memory_limit_gb * 2**30), "memory_limit_gb"
   else:
@@ -108,7 +121,8 @@ def check_memory(rules: Rules, settings, layout: StateLayout) -> int:
     while floor < 0:
       floor = min(0, floor + 500)
       trial = StateLayout(rules.replace(floor=floor), layout.chunk_keys)
-      if trial.memory_bytes(settings.dtype) <= have:
+      if trial.memory_bytes(settings.dtype) * need // max(
+          1, layout.memory_bytes(settings.dtype)) <= have:
         hint.append(f"rules.floor={floor}")
         break
   if settings.dtype == "float64":
@@ -136,16 +150,29 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
                dev.device_kind, jax.device_count())
   logging.info("rules %s: %s model states, value array %s %s", rules.name,
                f"{layout.num_states:,}", layout.value_shape, settings.dtype)
-  need = check_memory(rules, settings, layout)
-  os.makedirs(workdir, exist_ok=True)
+  check_memory(rules, settings, layout)  # cheap bound before compiling
 
   roll = tables_lib.build(rules)
   tabs = bellman.build(layout, roll, dtype)
   cfg = bellman.sweep_config(layout, relative=settings.norm == "relative")
-  values = jnp.asarray(bellman.initial_values(layout, settings.init_value,
-                                              dtype))
+  k_max = settings.iterations_per_call
+  scalar = jax.ShapeDtypeStruct((), dtype)
+  t0 = time.time()
   step = jax.jit(iterate, static_argnames=("cfg", "max_sweeps"),
-                 donate_argnums=0)
+                 donate_argnums=0).lower(
+                     jax.ShapeDtypeStruct(layout.value_shape, dtype), scalar,
+                     jax.ShapeDtypeStruct((), jnp.int32), scalar, tabs,
+                     cfg=cfg, max_sweeps=k_max).compile()
+  logging.info("compiled in %.1f s", time.time() - t0)
+  need = check_memory(rules, settings, layout, step)
+  os.makedirs(workdir, exist_ok=True)
+
+  def run_chunk(values, residual, limit):
+    return step(values, jnp.asarray(residual, dtype),
+                jnp.asarray(limit, jnp.int32), jnp.asarray(settings.tol, dtype),
+                tabs)
+
+  values = bellman.initial_values(layout, settings.init_value, dtype)
   ckpt = checkpointing.Checkpoints(
       os.path.join(workdir, "checkpoints"),
       fingerprint(rules, layout, settings), keep=settings.checkpoint_keep)
@@ -161,8 +188,7 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
     # The values after a sweep are a function of the start values it read:
     # one sweep from the saved ones rebuilds them exactly.
     values = bellman.with_start_values(values, state["w0_source"], cfg)
-    values = step(values, jnp.asarray(math.inf, dtype), tabs, cfg=cfg,
-                  max_sweeps=1, tol=0.0).values
+    values = run_chunk(values, math.inf, 1).values
     iteration = int(state["iteration"])
     residual = float(state["residual"])
     history = list(meta.get("history", []))
@@ -173,12 +199,10 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   logging.info("solving to %s max change < %.1e", settings.norm, settings.tol)
   last_log_res = residual
   while iteration < settings.max_iterations and not residual < settings.tol:
-    k = min(settings.iterations_per_call,
-            settings.max_iterations - iteration,
+    k = min(k_max, settings.max_iterations - iteration,
             settings.checkpoint_every - iteration % settings.checkpoint_every)
     t0 = time.time()
-    out = step(values, jnp.asarray(residual, dtype), tabs, cfg=cfg,
-               max_sweeps=k, tol=settings.tol)
+    out = run_chunk(values, residual, k)
     done = int(out.done)
     dt = time.time() - t0
     values, residual = out.values, float(out.residual)

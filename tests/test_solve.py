@@ -68,6 +68,7 @@ def test_checkpoint_of_other_rules_is_refused(tmp_path):
     ("solver.tol", -1.0, r"config.solver.tol = -1.0"),
     ("solver.method", "magic", r"config.solver.method"),
     ("solver.dtype", "float16", r"config.solver.dtype"),
+    ("solver.dtype", "float32", r"config.solver.tol = 1e-14.*float32"),
     ("checkpoint.every", 0, r"config.checkpoint.every = 0"),
     ("rules.goal", 1025, r"config.rules.goal = 1025.*multiple of step=50"),
     ("rules.floor", 250, r"config.rules.floor = 250"),
