@@ -100,14 +100,6 @@ def start_values(values: jax.Array, cfg: Sweep) -> jax.Array:
   return flat[:int(np.prod(cfg.key_shape))].reshape(cfg.key_shape)
 
 
-def with_start_values(values: jax.Array, w0: jax.Array, cfg: Sweep
-                      ) -> jax.Array:
-  """Values [C, T + 1, 6, Kc] whose start values are `w0` [B, D, F, E]."""
-  c, _, _, kc = values.shape
-  flat = jnp.pad(w0.reshape(-1), (0, c * kc - w0.size))
-  return values.at[:, 0, N_DICE - 1, :].set(flat.reshape(c, kc))
-
-
 def _padded_start(w0: jax.Array, cfg: Sweep) -> jax.Array:
   """W0 with zero columns on the d axis, flattened (for bank lookups)."""
   return jnp.pad(w0, ((0, 0), (0, cfg.bank_pad), (0, 0), (0, 0))).reshape(-1)
@@ -163,20 +155,20 @@ def turn_rows(rows: jax.Array, w0_flat: jax.Array, w0_bank: jax.Array,
                            (rows, jnp.zeros((), rows.dtype)))
 
 
-def sweep(values: jax.Array, tabs: SweepTables, cfg: Sweep
-          ) -> tuple[jax.Array, jax.Array, jax.Array]:
+def sweep(values: jax.Array, w0: jax.Array, tabs: SweepTables, cfg: Sweep
+          ) -> tuple[jax.Array, jax.Array]:
   """One value-iteration sweep over every state.
 
   Args:
     values: [C, T + 1, 6, Kc] all state values (donate it: updated in place).
+    w0: [B, D, F, E] the start-of-turn values of `values`, as a separate
+      array (slicing them out of a donated `values` makes XLA copy it).
     tabs: sweep tables.
     cfg: static sizes.
 
   Returns:
-    The new values, the largest change of any state, and the start values
-    [B, D, F, E] the sweep read.
+    The new values and the largest change of any state.
   """
-  w0 = start_values(values, cfg)
   w0_flat, w0_bank = w0.reshape(-1), _padded_start(w0, cfg)
 
   def chunk(c, carry):
@@ -185,9 +177,8 @@ def sweep(values: jax.Array, tabs: SweepTables, cfg: Sweep
                         tabs.bank_base[c], tabs.top_row[c], tabs.roll, cfg)
     return values.at[c].set(rows), jnp.maximum(res, r)
 
-  values, res = jax.lax.fori_loop(0, values.shape[0], chunk,
-                                  (values, jnp.zeros((), values.dtype)))
-  return values, res, w0
+  return jax.lax.fori_loop(0, values.shape[0], chunk,
+                           (values, jnp.zeros((), values.dtype)))
 
 
 def initial_values(layout: StateLayout, init: float, dtype) -> jax.Array:

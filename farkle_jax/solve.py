@@ -39,19 +39,21 @@ RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
 class Chunk(NamedTuple):
   """Result of one jitted chunk of sweeps."""
   values: jax.Array     # [C, T + 1, 6, Kc]
+  w0: jax.Array         # [B, D, F, E] start values of `values`
   w0_source: jax.Array  # [B, D, F, E] start values the last sweep read
   residual: jax.Array   # [] max change of the last sweep
   history: jax.Array    # [k] max change of each sweep (nan: not run)
   done: jax.Array       # [] sweeps run
 
 
-def iterate(values: jax.Array, residual: jax.Array, limit: jax.Array,
-            tol: jax.Array, tabs: bellman.SweepTables, cfg: bellman.Sweep,
-            max_sweeps: int) -> Chunk:
+def iterate(values: jax.Array, w0: jax.Array, residual: jax.Array,
+            limit: jax.Array, tol: jax.Array, tabs: bellman.SweepTables,
+            cfg: bellman.Sweep, max_sweeps: int) -> Chunk:
   """Up to `limit` (<= max_sweeps) sweeps, stopping once the change is < tol.
 
   Args:
     values: [C, T + 1, 6, Kc] state values (donated).
+    w0: [B, D, F, E] their start-of-turn values.
     residual: [] max change of the previous sweep (inf at the start).
     limit: [] int32 sweeps to run at most in this call.
     tol: [] tolerance on the max change.
@@ -62,10 +64,11 @@ def iterate(values: jax.Array, residual: jax.Array, limit: jax.Array,
     return (c.done < limit) & (c.residual >= tol)
 
   def body(c: Chunk):
-    values, res, w0 = bellman.sweep(c.values, tabs, cfg)
-    return Chunk(values, w0, res, c.history.at[c.done].set(res), c.done + 1)
+    values, res = bellman.sweep(c.values, c.w0, tabs, cfg)
+    return Chunk(values, bellman.start_values(values, cfg), c.w0, res,
+                 c.history.at[c.done].set(res), c.done + 1)
 
-  init = Chunk(values, jnp.zeros(cfg.key_shape, values.dtype), residual,
+  init = Chunk(values, w0, w0, residual,
                jnp.full((max_sweeps,), jnp.nan, values.dtype),
                jnp.zeros((), jnp.int32))
   return jax.lax.while_loop(cond, body, init)
@@ -160,19 +163,21 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   t0 = time.time()
   step = jax.jit(iterate, static_argnames=("cfg", "max_sweeps"),
                  donate_argnums=0).lower(
-                     jax.ShapeDtypeStruct(layout.value_shape, dtype), scalar,
+                     jax.ShapeDtypeStruct(layout.value_shape, dtype),
+                     jax.ShapeDtypeStruct(layout.key_shape, dtype), scalar,
                      jax.ShapeDtypeStruct((), jnp.int32), scalar, tabs,
                      cfg=cfg, max_sweeps=k_max).compile()
   logging.info("compiled in %.1f s", time.time() - t0)
   need = check_memory(rules, settings, layout, step)
   os.makedirs(workdir, exist_ok=True)
 
-  def run_chunk(values, residual, limit):
-    return step(values, jnp.asarray(residual, dtype),
+  def run_chunk(values, w0, residual, limit):
+    return step(values, w0, jnp.asarray(residual, dtype),
                 jnp.asarray(limit, jnp.int32), jnp.asarray(settings.tol, dtype),
                 tabs)
 
   values = bellman.initial_values(layout, settings.init_value, dtype)
+  w0 = bellman.start_values(values, cfg)
   ckpt = checkpointing.Checkpoints(
       os.path.join(workdir, "checkpoints"),
       fingerprint(rules, layout, settings), keep=settings.checkpoint_keep)
@@ -187,8 +192,8 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
     resumed_from, state, meta = restored
     # The values after a sweep are a function of the start values it read:
     # one sweep from the saved ones rebuilds them exactly.
-    values = bellman.with_start_values(values, state["w0_source"], cfg)
-    values = run_chunk(values, math.inf, 1).values
+    out = run_chunk(values, state["w0_source"], math.inf, 1)
+    values, w0 = out.values, out.w0
     iteration = int(state["iteration"])
     residual = float(state["residual"])
     history = list(meta.get("history", []))
@@ -202,10 +207,10 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
     k = min(k_max, settings.max_iterations - iteration,
             settings.checkpoint_every - iteration % settings.checkpoint_every)
     t0 = time.time()
-    out = run_chunk(values, residual, k)
+    out = run_chunk(values, w0, residual, k)
     done = int(out.done)
     dt = time.time() - t0
-    values, residual = out.values, float(out.residual)
+    values, w0, residual = out.values, out.w0, float(out.residual)
     history += [float(x) for x in np.asarray(out.history)[:done]]
     iteration += done
     sweep_seconds += dt
@@ -222,7 +227,7 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
                 {"history": history, "sweep_seconds": sweep_seconds})
   ckpt.close()
 
-  w0 = np.asarray(bellman.start_values(values, cfg))
+  w0 = np.asarray(w0)
   np.save(os.path.join(workdir, "start_values.npy"), w0)
   converged = residual < settings.tol
   first = float(w0[layout.index_of(0), layout.index_of(0), 0, 0])
