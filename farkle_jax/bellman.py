@@ -100,21 +100,20 @@ def start_values(values: jax.Array, cfg: Sweep) -> jax.Array:
   return flat[:int(np.prod(cfg.key_shape))].reshape(cfg.key_shape)
 
 
-def _padded_start(w0: jax.Array, cfg: Sweep) -> jax.Array:
+def padded_start(w0: jax.Array, cfg: Sweep) -> jax.Array:
   """W0 with zero columns on the d axis, flattened (for bank lookups)."""
   return jnp.pad(w0, ((0, 0), (0, cfg.bank_pad), (0, 0), (0, 0))).reshape(-1)
 
 
-def turn_rows(rows: jax.Array, w0_flat: jax.Array, w0_bank: jax.Array,
-              farkle_index: jax.Array, bank_base: jax.Array, top: jax.Array,
+def turn_rows(rows: jax.Array, x_farkle: jax.Array, w0_bank: jax.Array,
+              bank_base: jax.Array, top: jax.Array,
               roll: RollArrays, cfg: Sweep) -> tuple[jax.Array, jax.Array]:
   """Backward pass over the turn of one chunk of keys.
 
   Args:
     rows: [T + 1, 6, Kc] values of the chunk (row T: terminal ones).
-    w0_flat: [K] start-of-turn values, flat (farkle lookups).
+    x_farkle: [Kc] value of a farkle, 1 - W0 of the opponent's next key.
     w0_bank: [B * (D + pad) * F * E] padded start values (bank lookups).
-    farkle_index: [Kc] int32.
     bank_base: [Kc] int32.
     top: [] int32, the highest row to update.
     roll: roll tables.
@@ -127,7 +126,7 @@ def turn_rows(rows: jax.Array, w0_flat: jax.Array, w0_bank: jax.Array,
   T = cfg.num_rows
   kc = rows.shape[-1]
   fe = cfg.key_shape[2] * cfg.key_shape[3]
-  farkle_term = roll.farkle_prob[:, None] * (1 - w0_flat[farkle_index])[None]
+  farkle_term = roll.farkle_prob[:, None] * x_farkle[None]
 
   def body(i, carry):
     rows, res = carry
@@ -169,11 +168,11 @@ def sweep(values: jax.Array, w0: jax.Array, tabs: SweepTables, cfg: Sweep
   Returns:
     The new values and the largest change of any state.
   """
-  w0_flat, w0_bank = w0.reshape(-1), _padded_start(w0, cfg)
+  w0_flat, w0_bank = w0.reshape(-1), padded_start(w0, cfg)
 
   def chunk(c, carry):
     values, res = carry
-    rows, r = turn_rows(values[c], w0_flat, w0_bank, tabs.farkle_index[c],
+    rows, r = turn_rows(values[c], 1 - w0_flat[tabs.farkle_index[c]], w0_bank,
                         tabs.bank_base[c], tabs.top_row[c], tabs.roll, cfg)
     return values.at[c].set(rows), jnp.maximum(res, r)
 
@@ -211,9 +210,8 @@ def turn_values(w0: jax.Array, keys: jax.Array, layout: StateLayout,
   rows = np.ones((layout.num_rows + 1, N_DICE, len(keys)), w0.dtype)
   w0 = jnp.asarray(w0)
   out, _ = jax.jit(turn_rows, static_argnames="cfg")(
-      jnp.asarray(rows), w0.reshape(-1), _padded_start(w0, cfg),
-      jnp.asarray(layout.farkle_index(fields)),
-      jnp.asarray(layout.bank_base(fields)),
+      jnp.asarray(rows), 1 - w0.reshape(-1)[layout.farkle_index(fields)],
+      padded_start(w0, cfg), jnp.asarray(layout.bank_base(fields)),
       jnp.asarray(int(layout.t_max(fields[0]).max()), jnp.int32),
       roll_arrays(tabs_all, w0.dtype), cfg=cfg)
   return np.asarray(out)

@@ -13,7 +13,7 @@ import ml_collections
 
 from farkle_jax import rules as rules_lib
 
-METHODS = ("value_iteration",)
+METHODS = ("ordered", "value_iteration")
 NORMS = ("relative", "absolute")
 DTYPES = ("float64", "float32")
 
@@ -30,6 +30,7 @@ class Settings(NamedTuple):
   max_iterations: int
   iterations_per_call: int
   chunk_keys: int
+  b_group: int
   dtype: str
   init_value: float
   checkpoint_every: int
@@ -45,12 +46,13 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
   c.rules = ml_collections.ConfigDict(
       {"preset": preset, **preset_rules.to_dict()})
   c.solver = ml_collections.ConfigDict(dict(
-      method="value_iteration",   # one of METHODS
+      method="ordered",           # one of METHODS (value_iteration: baseline)
       tol=1e-9,                   # stop when the max change is below this
       norm="relative",            # "relative" |dW|/W or "absolute" |dW|
       max_iterations=1000,
       iterations_per_call=5,      # sweeps per jitted call (log/checkpoint)
-      chunk_keys=2048,            # start-of-turn keys per chunk of a sweep
+      chunk_keys=2048,            # value_iteration: keys per chunk of a sweep
+      b_group=16,                 # ordered: banked scores per sub-batch
       dtype="float64",
       init_value=0.5,             # initial value of every non-terminal state
   ))
@@ -101,6 +103,7 @@ def check(config: ml_collections.ConfigDict
   _number("solver.max_iterations", s.max_iterations, int, 1)
   _number("solver.iterations_per_call", s.iterations_per_call, int, 1)
   _number("solver.chunk_keys", s.chunk_keys, int, 1)
+  _number("solver.b_group", s.b_group, int, 1)
   _number("solver.init_value", s.init_value, (int, float), 0, 1)
   _number("checkpoint.every", config.checkpoint.every, int, 1)
   _number("checkpoint.keep", config.checkpoint.keep, int, 1)
@@ -124,6 +127,7 @@ def check(config: ml_collections.ConfigDict
       method=s.method, tol=float(s.tol), norm=s.norm,
       max_iterations=s.max_iterations,
       iterations_per_call=s.iterations_per_call, chunk_keys=s.chunk_keys,
+      b_group=s.b_group,
       dtype=s.dtype, init_value=float(s.init_value),
       checkpoint_every=config.checkpoint.every,
       checkpoint_keep=config.checkpoint.keep,

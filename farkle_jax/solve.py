@@ -19,7 +19,7 @@ import math
 import os
 import resource
 import time
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -27,51 +27,13 @@ import ml_collections
 import numpy as np
 from absl import logging
 
-from farkle_jax import bellman, checkpointing, configuration, queries
+from farkle_jax import checkpointing, configuration, methods, queries
 from farkle_jax import tables as tables_lib
 from farkle_jax.layout import N_DICE, StateLayout
 from farkle_jax.rules import Rules
 
 STATE_FORMAT = "w0-consumed-by-last-sweep/v1"
 RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
-
-
-class Chunk(NamedTuple):
-  """Result of one jitted chunk of sweeps."""
-  values: jax.Array     # [C, T + 1, 6, Kc]
-  w0: jax.Array         # [B, D, F, E] start values of `values`
-  w0_source: jax.Array  # [B, D, F, E] start values the last sweep read
-  residual: jax.Array   # [] max change of the last sweep
-  history: jax.Array    # [k] max change of each sweep (nan: not run)
-  done: jax.Array       # [] sweeps run
-
-
-def iterate(values: jax.Array, w0: jax.Array, residual: jax.Array,
-            limit: jax.Array, tol: jax.Array, tabs: bellman.SweepTables,
-            cfg: bellman.Sweep, max_sweeps: int) -> Chunk:
-  """Up to `limit` (<= max_sweeps) sweeps, stopping once the change is < tol.
-
-  Args:
-    values: [C, T + 1, 6, Kc] state values (donated).
-    w0: [B, D, F, E] their start-of-turn values.
-    residual: [] max change of the previous sweep (inf at the start).
-    limit: [] int32 sweeps to run at most in this call.
-    tol: [] tolerance on the max change.
-    tabs, cfg: the sweep's tables and static sizes.
-    max_sweeps: static size of the residual history.
-  """
-  def cond(c: Chunk):
-    return (c.done < limit) & (c.residual >= tol)
-
-  def body(c: Chunk):
-    values, res = bellman.sweep(c.values, c.w0, tabs, cfg)
-    return Chunk(values, bellman.start_values(values, cfg), c.w0, res,
-                 c.history.at[c.done].set(res), c.done + 1)
-
-  init = Chunk(values, w0, w0, residual,
-               jnp.full((max_sweeps,), jnp.nan, values.dtype),
-               jnp.zeros((), jnp.int32))
-  return jax.lax.while_loop(cond, body, init)
 
 
 def fingerprint(rules: Rules, layout: StateLayout, settings) -> dict[str, Any]:
@@ -97,19 +59,17 @@ class MemoryRefused(MemoryError):
 
 
 def check_memory(rules: Rules, settings, layout: StateLayout,
-                 compiled=None) -> int:
+                 compiled_bytes: int | None = None) -> int:
   """Estimates the run's footprint; raises MemoryRefused if it cannot fit.
 
   The estimate is XLA's memory analysis of the compiled chunk when given
   (arguments + outputs + temporaries - donated aliases), else the layout's
-  count of the value array and the sweep's temporaries; plus the runtime.
+  count of the full value array and the sweep's temporaries; plus the
+  runtime.
   """
   need = layout.memory_bytes(settings.dtype) + RUNTIME_BYTES
-  if compiled is not None:
-    m = compiled.memory_analysis()
-    if m is not None:
-      need = (m.argument_size_in_bytes + m.output_size_in_bytes
-              + m.temp_size_in_bytes - m.alias_size_in_bytes + RUNTIME_BYTES)
+  if compiled_bytes is not None:
+    need = compiled_bytes + RUNTIME_BYTES
   if settings.memory_limit_gb is not None:
     have, where = int(settings.memory_limit_gb * 2**30), "memory_limit_gb"
   else:
@@ -153,49 +113,33 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
                dev.device_kind, jax.device_count())
   logging.info("rules %s: %s model states, value array %s %s", rules.name,
                f"{layout.num_states:,}", layout.value_shape, settings.dtype)
-  check_memory(rules, settings, layout)  # cheap bound before compiling
-
+  if settings.method == "value_iteration":
+    check_memory(rules, settings, layout)  # cheap bound before compiling
   roll = tables_lib.build(rules)
-  tabs = bellman.build(layout, roll, dtype)
-  cfg = bellman.sweep_config(layout, relative=settings.norm == "relative")
-  k_max = settings.iterations_per_call
-  scalar = jax.ShapeDtypeStruct((), dtype)
   t0 = time.time()
-  step = jax.jit(iterate, static_argnames=("cfg", "max_sweeps"),
-                 donate_argnums=0).lower(
-                     jax.ShapeDtypeStruct(layout.value_shape, dtype),
-                     jax.ShapeDtypeStruct(layout.key_shape, dtype), scalar,
-                     jax.ShapeDtypeStruct((), jnp.int32), scalar, tabs,
-                     cfg=cfg, max_sweeps=k_max).compile()
-  logging.info("compiled in %.1f s", time.time() - t0)
-  need = check_memory(rules, settings, layout, step)
+  method = methods.METHODS[settings.method](
+      layout, roll, dtype, settings.norm == "relative",
+      settings.iterations_per_call, settings.tol, settings.init_value,
+      settings.b_group)
+  logging.info("method %s compiled in %.1f s", method.name, time.time() - t0)
+  need = check_memory(rules, settings, layout, method.memory_bytes())
   os.makedirs(workdir, exist_ok=True)
 
-  def run_chunk(values, w0, residual, limit):
-    return step(values, w0, jnp.asarray(residual, dtype),
-                jnp.asarray(limit, jnp.int32), jnp.asarray(settings.tol, dtype),
-                tabs)
-
-  values = bellman.initial_values(layout, settings.init_value, dtype)
-  w0 = bellman.start_values(values, cfg)
+  state = method.init()
   ckpt = checkpointing.Checkpoints(
       os.path.join(workdir, "checkpoints"),
       fingerprint(rules, layout, settings), keep=settings.checkpoint_keep)
-
   iteration, residual, history, sweep_seconds = 0, math.inf, [], 0.0
   restored = ckpt.restore(
-      {"w0_source": jax.ShapeDtypeStruct(layout.key_shape, dtype),
+      {**method.checkpoint_like(),
        "iteration": jax.ShapeDtypeStruct((), jnp.int64),
        "residual": jax.ShapeDtypeStruct((), dtype)})
   resumed_from = None
   if restored is not None:
-    resumed_from, state, meta = restored
-    # The values after a sweep are a function of the start values it read:
-    # one sweep from the saved ones rebuilds them exactly.
-    out = run_chunk(values, state["w0_source"], math.inf, 1)
-    values, w0 = out.values, out.w0
-    iteration = int(state["iteration"])
-    residual = float(state["residual"])
+    resumed_from, saved, meta = restored
+    state = method.from_checkpoint(saved)
+    iteration = int(saved["iteration"])
+    residual = float(saved["residual"])
     history = list(meta.get("history", []))
     sweep_seconds = float(meta.get("sweep_seconds", 0.0))
     logging.info("resumed from checkpoint %d (residual %.3e)", iteration,
@@ -204,30 +148,29 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   logging.info("solving to %s max change < %.1e", settings.norm, settings.tol)
   last_log_res = residual
   while iteration < settings.max_iterations and not residual < settings.tol:
-    k = min(k_max, settings.max_iterations - iteration,
+    k = min(settings.iterations_per_call, settings.max_iterations - iteration,
             settings.checkpoint_every - iteration % settings.checkpoint_every)
     t0 = time.time()
-    out = run_chunk(values, w0, residual, k)
-    done = int(out.done)
+    out = method.run(state, residual, k)
     dt = time.time() - t0
-    values, w0, residual = out.values, out.w0, float(out.residual)
-    history += [float(x) for x in np.asarray(out.history)[:done]]
-    iteration += done
+    state, residual = out.state, out.residual
+    history += out.history
+    iteration += out.done
     sweep_seconds += dt
-    eta = _eta(last_log_res, residual, done, dt, settings.tol)
+    eta = _eta(last_log_res, residual, out.done, dt, settings.tol)
     logging.info("it=%d max_change=%.3e states/s=%.3g elapsed=%s eta=%s",
-                 iteration, residual, layout.num_states * done / dt,
+                 iteration, residual, layout.num_states * out.done / dt,
                  _clock(time.time() - start), eta)
     last_log_res = residual
     if (iteration % settings.checkpoint_every == 0
         or residual < settings.tol or iteration >= settings.max_iterations):
-      ckpt.save(iteration, {"w0_source": out.w0_source,
+      ckpt.save(iteration, {**method.to_checkpoint(state),
                             "iteration": jnp.asarray(iteration, jnp.int64),
-                            "residual": out.residual},
+                            "residual": jnp.asarray(residual, dtype)},
                 {"history": history, "sweep_seconds": sweep_seconds})
   ckpt.close()
 
-  w0 = np.asarray(w0)
+  w0 = method.start_values(state)
   np.save(os.path.join(workdir, "start_values.npy"), w0)
   converged = residual < settings.tol
   first = float(w0[layout.index_of(0), layout.index_of(0), 0, 0])

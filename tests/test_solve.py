@@ -19,10 +19,11 @@ MAIN = [sys.executable, "-m", "farkle_jax.main",
         "--config.checkpoint.every=1", "--config.solver.iterations_per_call=1"]
 
 
-def _main(workdir):
+def _main(workdir, method):
   os.makedirs(workdir, exist_ok=True)
   log = open(os.path.join(workdir, "log.txt"), "a")
-  return subprocess.Popen(MAIN + [f"--workdir={workdir}"], cwd=ROOT,
+  return subprocess.Popen(MAIN + [f"--workdir={workdir}",
+                                  f"--config.solver.method={method}"], cwd=ROOT,
                           stdout=log, stderr=subprocess.STDOUT,
                           env={**os.environ, "JAX_PLATFORMS": "cpu"})
 
@@ -32,22 +33,25 @@ def _steps(workdir):
   return [int(x) for x in os.listdir(d) if x.isdigit()] if os.path.isdir(d) else []
 
 
-def test_resume_after_sigkill_gives_identical_values(tmp_path):
+@pytest.mark.parametrize("method,kill_at", [("value_iteration", 10),
+                                            ("ordered", 4)])
+def test_resume_after_sigkill_gives_identical_values(tmp_path, method,
+                                                     kill_at):
   whole, killed = str(tmp_path / "whole"), str(tmp_path / "killed")
-  assert _main(whole).wait(timeout=300) == 0
-  proc = _main(killed)
+  assert _main(whole, method).wait(timeout=300) == 0
+  proc = _main(killed, method)
   deadline = time.time() + 240
-  while max(_steps(killed), default=0) < 10:
+  while max(_steps(killed), default=0) < kill_at:
     assert proc.poll() is None, "run finished before it could be killed"
     assert time.time() < deadline
     time.sleep(0.02)
   proc.send_signal(signal.SIGKILL)
   proc.wait()
   assert not os.path.exists(os.path.join(killed, "summary.json"))
-  assert _main(killed).wait(timeout=300) == 0
+  assert _main(killed, method).wait(timeout=300) == 0
   resumed = json.load(open(os.path.join(killed, "summary.json")))
   base = json.load(open(os.path.join(whole, "summary.json")))
-  assert resumed["resumed_from"] >= 10
+  assert resumed["resumed_from"] >= kill_at
   assert resumed["iterations"] == base["iterations"]
   assert resumed["residual_history"] == base["residual_history"]
   assert np.array_equal(np.load(os.path.join(killed, "start_values.npy")),
@@ -87,6 +91,7 @@ def test_run_that_cannot_fit_is_refused_with_a_setting_that_would(tmp_path):
   config = tiny.get_config("facebook")
   config.rules.goal = 10_000
   config.rules.floor = -10_000
+  config.solver.method = "value_iteration"  # the full state array
   config.memory_limit_gb = 12.0
   with pytest.raises(solve.MemoryRefused, match=r"rules.floor=-\d+"):
     solve.run(config, str(tmp_path / "w"))

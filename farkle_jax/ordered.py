@@ -1,0 +1,229 @@
+"""The fast solve: start-of-turn values only, Gauss-Seidel in score order.
+
+Every in-turn value follows from the start-of-turn values W0 (model.md §2), so
+this method stores W0 alone and rebuilds each turn on the fly. It updates W0 in
+place, key by key in a fixed order that makes most dependencies final:
+
+* Keys are grouped by their score sum s = b + d (index units). Banking t from
+  key (b, d) gives the opponent key (d, b + t), of sum s + t >= s + bank_min;
+  so keys are processed from the highest sum down, in *stages* of bank_min
+  consecutive sums, and every bank a stage needs is already updated.
+* A farkle leads to the opponent's key of the same sum (the turn passes) or,
+  after the penalty, of a lower sum (which uses the previous sweep's value).
+  With a penalty, a farkle raises the farkle count, so within a sum the keys
+  are processed by farkle-count class f + e, highest first, and every
+  same-sum farkle target is already updated. Without a penalty, (b, d) and
+  (d, b) depend on each other: a turn's start value is a convex
+  piecewise-linear function of its farkle value X whose slope is the
+  probability the turn ends in a farkle under the policy optimal at the
+  current X, so the stage evaluates value and slope (a JVP of the turn pass)
+  and solves the pairs exactly by pointer doubling.
+* A stage's keys are cut into sub-batches of nearby b, whose turn passes start
+  at their own highest turn total, so ragged turn lengths cost nothing.
+
+Without a penalty one sweep is exact up to the policy: the next confirms it.
+With a penalty a few sweeps propagate the penalty's effect. The sub-batches of
+a stage are split over all devices of a mesh (`jax.shard_map`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+
+from farkle_jax import bellman
+from farkle_jax.layout import N_DICE, StateLayout
+
+DOUBLINGS = 24  # pointer-doubling rounds: a cycle's slope product ^ 2^24 -> 0
+
+
+class StageTables(NamedTuple):
+  """Keys of every stage, as positions in the padded W0 vector."""
+  keys: jax.Array       # [S, U, G] int32 key position (dummy: last slot)
+  farkle: jax.Array     # [S, U, G] int32 position of the farkle target
+  partner: jax.Array    # [S, U * G] int32 stage-local index of the farkle
+                        #   target, or -1 when it lies outside the stage
+  bank_base: jax.Array  # [S, U, G] int32 bank position at t = 0
+  top: jax.Array        # [S, U] int32 highest row of each sub-batch (-1: none)
+
+
+class Ordered(NamedTuple):
+  """Static sizes of the ordered solver (hashable)."""
+  sweep: bellman.Sweep
+  group: int        # keys per sub-batch, G
+  vector_size: int  # length of the padded W0 vector (incl. the dummy slot)
+  slopes: bool      # solve in-stage farkle dependencies (no penalty)
+
+
+def w0_width(layout: StateLayout) -> int:
+  """Padded d axis of the W0 vector: zeros stand for banks that win."""
+  return layout.num_scores + layout.bank_padding()
+
+
+def position(layout: StateLayout, b, d, f, e):
+  """Position of key (b, d, f, e) in the padded W0 vector."""
+  F = layout.num_farkle
+  return ((np.asarray(b) * w0_width(layout) + d) * F + f) * F + e
+
+
+def build(layout: StateLayout, b_group: int = 8, devices: int = 1
+          ) -> tuple[StageTables, Ordered]:
+  """Stages, sub-batches and index tables of the ordered solver.
+
+  Args:
+    layout: the state layout.
+    b_group: consecutive banked scores b per sub-batch.
+    devices: the number of sub-batches per stage is padded to a multiple.
+  """
+  B, D, F, E = layout.key_shape
+  width = w0_width(layout)
+  dummy = B * width * F * E
+  b, d, f, e = (x.ravel() for x in np.meshgrid(
+      np.arange(B), np.arange(D), np.arange(F), np.arange(E), indexing="ij"))
+  stage = (B + D - 2 - (b + d)) // layout.bank_min
+  slopes = F == 1
+  if not slopes:  # classes of f + e, highest first, within each block
+    stage = stage * (2 * F - 1) + (2 * F - 2 - (f + e))
+  sub = b // b_group
+  S = int(stage.max()) + 1
+  n_sub = -(-B // b_group)
+  U = -(-n_sub // devices) * devices  # sub-batches per stage
+  order = np.lexsort((e, f, d, b, sub, stage))
+  b, d, f, e, stage, sub = (x[order] for x in (b, d, f, e, stage, sub))
+  cell = stage * U + sub
+  start = np.searchsorted(cell, cell, side="left")
+  slot = np.arange(len(cell)) - start
+  G = int(slot.max()) + 1
+
+  keys = np.full((S, U, G), dummy, np.int64)
+  farkle = np.full((S, U, G), dummy, np.int64)
+  bank = np.zeros((S, U, G), np.int64)
+  top = np.full((S, U), -1, np.int64)
+  pos = position(layout, b, d, f, e)
+  target = layout.farkle_index((b, d, f, e))
+  tb, td, tf, te = np.unravel_index(target, layout.key_shape)
+  keys[stage, sub, slot] = pos
+  farkle[stage, sub, slot] = position(layout, tb, td, tf, te)
+  bank[stage, sub, slot] = layout.bank_base((b, d, f, e))
+  np.maximum.at(top, (stage, sub), layout.t_max(b))
+  # Stage-local index of each farkle target that lies in the same stage.
+  local = np.full(dummy + 1, -1, np.int64)
+  partner = np.full((S, U * G), -1, np.int64)
+  flat_slot = sub * G + slot
+  for s in range(S):
+    sel = stage == s
+    local[pos[sel]] = flat_slot[sel]
+    partner[s, flat_slot[sel]] = local[farkle[stage[sel], sub[sel], slot[sel]]]
+    local[pos[sel]] = -1
+  tabs = StageTables(*(jnp.asarray(x, jnp.int32) for x in
+                       (keys, farkle, partner, bank, top)))
+  cfg = Ordered(sweep=bellman.sweep_config(layout, relative=False), group=G,
+                vector_size=dummy + 1, slopes=slopes)
+  return tabs, cfg
+
+
+def initial_vector(layout: StateLayout, init: float, dtype) -> jax.Array:
+  """Padded W0 vector: `init` at every key, 0 in the padding."""
+  B, D, F, E = layout.key_shape
+  v = np.zeros((B, w0_width(layout), F, E))
+  v[:, :D] = init
+  return jnp.asarray(np.append(v.ravel(), 0.0), dtype)
+
+
+def unpad(vector: jax.Array, layout: StateLayout) -> jax.Array:
+  """W0 [B, D, F, E] from the padded vector."""
+  B, D, F, E = layout.key_shape
+  return vector[:-1].reshape(B, w0_width(layout), F, E)[:, :D]
+
+
+def _turn_starts(vector, x_hat, bank_base, top, roll, cfg: Ordered):
+  """Start value (and its slope in the farkle value if cfg.slopes), per key.
+
+  Args:
+    vector: [V] padded W0 (bank lookups).
+    x_hat: [u, G] current farkle values.
+    bank_base: [u, G] int32; top: [u] int32.
+
+  Returns:
+    ([u, G] values, [u, G] slopes); slopes are zero unless cfg.slopes.
+  """
+  sw = cfg.sweep
+  ones = jnp.ones((sw.num_rows + 1, N_DICE, cfg.group), vector.dtype)
+
+  def one(args):
+    x, base, t = args
+
+    def start(x):
+      rows, _ = bellman.turn_rows(ones, x, vector, base, t, roll, sw)
+      return rows[0, N_DICE - 1]
+
+    if cfg.slopes:
+      return jax.jvp(start, (x,), (jnp.ones_like(x),))
+    return start(x), jnp.zeros_like(x)
+
+  return jax.lax.map(one, (x_hat, bank_base, top))
+
+
+def _solve_stage(values, slopes, x_hat, partner):
+  """Solves x = v + slope * (X - x_hat) with X = 1 - x[partner] in-stage.
+
+  Each key depends on at most one other key of the stage (its farkle
+  target), so the system is a functional graph: pointer doubling composes
+  the affine maps until every chain ends or every cycle's product vanishes.
+  """
+  inside = partner >= 0
+  c = jnp.where(inside, values - slopes * x_hat + slopes, values)
+  m = jnp.where(inside, -slopes, 0.0)
+  p = jnp.where(inside, partner, jnp.arange(partner.shape[0]))
+
+  def double(_, cmp):
+    c, m, p = cmp
+    return c + m * c[p], m * m[p], p[p]
+
+  c, m, p = jax.lax.fori_loop(0, DOUBLINGS, double, (c, m, p))
+  return c + m * c[p]
+
+
+def sweep(vector: jax.Array, tabs: StageTables, roll: bellman.RollArrays,
+          cfg: Ordered, mesh: Mesh) -> tuple[jax.Array, jax.Array]:
+  """One ordered Gauss-Seidel sweep over all stages.
+
+  Args:
+    vector: [V] padded W0 (donate it).
+    tabs: stage tables; roll: roll tables; cfg: static sizes.
+    mesh: devices over which the sub-batches of a stage are split.
+
+  Returns:
+    The new vector and the largest change of any start value (absolute or
+    relative as configured).
+  """
+  old = vector
+
+  def stage(s, vector):
+    keys = tabs.keys[s]
+    x_hat = 1 - vector[tabs.farkle[s]]
+    starts = jax.shard_map(
+        lambda v, x, base, top, roll: _turn_starts(v, x, base, top, roll, cfg),
+        mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"), P()),
+        out_specs=(P("batch"), P("batch")), check_vma=False)
+    values, slopes = starts(vector, x_hat, tabs.bank_base[s], tabs.top[s],
+                            roll)
+    x = values.ravel()
+    if cfg.slopes:
+      x = _solve_stage(x, slopes.ravel(), x_hat.ravel(), tabs.partner[s])
+    return vector.at[keys.ravel()].set(x)
+
+  vector = jax.lax.fori_loop(0, tabs.keys.shape[0], stage, vector)
+  delta = jnp.abs(vector - old)[:-1]
+  if cfg.sweep.relative:
+    delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
+  return vector, delta.max()
+
+
+def make_mesh() -> Mesh:
+  """A one-axis mesh of every visible device."""
+  return Mesh(np.array(jax.devices()), ("batch",))

@@ -1,0 +1,96 @@
+"""The ordered (fast) method against the baseline, the reference, and itself
+sharded over several devices."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import reference
+from farkle_jax import methods, ordered, tables
+from farkle_jax import rules as rules_lib
+from farkle_jax.layout import StateLayout
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GAMES = {
+    "facebook": rules_lib.facebook(floor=-500, goal=1000),
+    "minimal": rules_lib.minimal(goal=1000),
+}
+
+
+def _solve(method, rules, tol=1e-15, **kw):
+  layout = StateLayout(rules, chunk_keys=512)
+  m = methods.METHODS[method](layout, tables.build(rules), np.float64, False,
+                              200, tol, 0.5, **kw)
+  out = m.run(m.init(), float("inf"), 200)
+  assert out.residual < tol
+  return m.start_values(out.state), out.done
+
+
+@pytest.mark.parametrize("name", ["facebook", "minimal"])
+def test_ordered_agrees_with_baseline_and_reference(name):
+  fast, fast_sweeps = _solve("ordered", GAMES[name])
+  base, base_sweeps = _solve("value_iteration", GAMES[name])
+  np.testing.assert_allclose(fast, base, rtol=0, atol=1e-12)
+  ref, _ = reference.solve(name, 1000, -500)
+  np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
+  assert fast_sweeps * 3 < base_sweeps
+
+
+@pytest.mark.parametrize("b_group", [1, 3, 40])
+def test_sub_batch_size_does_not_change_values(b_group):
+  rules = rules_lib.facebook(floor=-250, goal=750)
+  a, _ = _solve("ordered", rules, b_group=b_group)
+  b, _ = _solve("ordered", rules, b_group=16)
+  np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
+
+
+def test_stages_cover_every_key_once():
+  layout = StateLayout(GAMES["facebook"])
+  tabs, cfg = ordered.build(layout, b_group=4, devices=3)
+  keys = np.asarray(tabs.keys).ravel()
+  real = keys[keys != cfg.vector_size - 1]
+  assert len(real) == layout.num_keys == len(set(real))
+  assert tabs.keys.shape[1] % 3 == 0
+  # Every bank target of a stage lies in an earlier stage.
+  stage_of = np.full(cfg.vector_size, -1)
+  for s in range(tabs.keys.shape[0]):
+    stage_of[np.asarray(tabs.keys[s]).ravel()] = s
+  stage_of[-1] = -1
+  B, D, F, E = layout.key_shape
+  for b in (0, 7, 25):
+    for d in (0, 13, 29):
+      here = stage_of[ordered.position(layout, b, d, 1, 2)]
+      for t in range(layout.bank_min, 30 - b):
+        there = stage_of[ordered.position(layout, d, b + t, 2, 0)]
+        assert there < here
+
+
+SHARDED = """
+import os, sys
+sys.path.insert(0, {root!r})
+import jax
+jax.config.update("jax_num_cpu_devices", 4)
+import numpy as np, farkle_jax
+from farkle_jax import methods, tables, rules as R
+from farkle_jax.layout import StateLayout
+assert jax.device_count() == 4
+r = R.facebook(floor=-500, goal=1000)
+m = methods.Ordered(StateLayout(r), tables.build(r), np.float64, False, 100,
+                    1e-15, 0.5, b_group=4)
+assert m.mesh.size == 4
+out = m.run(m.init(), float("inf"), 100)
+np.save(sys.argv[1], m.start_values(out.state))
+"""
+
+
+def test_sharded_over_four_devices_equals_single_device(tmp_path):
+  path = str(tmp_path / "w0.npy")
+  env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+  out = subprocess.run([sys.executable, "-c", SHARDED.format(root=ROOT), path],
+                       env=env, capture_output=True, text=True, timeout=600)
+  assert out.returncode == 0, out.stderr[-3000:]
+  single, _ = _solve("ordered", GAMES["facebook"], b_group=4)
+  np.testing.assert_array_equal(np.load(path), single)
