@@ -30,6 +30,7 @@ class Progress(NamedTuple):
   residual: float     # max change of the last sweep
   history: list       # max change of each sweep of the chunk
   done: int           # sweeps run
+  work: float         # states evaluated, in units of all model states
 
 
 class _Chunk(NamedTuple):
@@ -37,20 +38,22 @@ class _Chunk(NamedTuple):
   residual: jax.Array
   history: jax.Array
   done: jax.Array
+  work: jax.Array
 
 
 def _loop(sweep_fn, state, residual, limit, tol, max_sweeps):
-  """Runs sweep_fn(state) -> (state, residual) up to `limit` times."""
+  """Runs sweep_fn(state) -> (state, residual, work) up to `limit` times."""
   def cond(c):
     return (c.done < limit) & (c.residual >= tol)
 
   def body(c):
-    state, res = sweep_fn(c.state)
-    return _Chunk(state, res, c.history.at[c.done].set(res), c.done + 1)
+    state, res, work = sweep_fn(c.state)
+    return _Chunk(state, res, c.history.at[c.done].set(res), c.done + 1,
+                  c.work + work)
 
   init = _Chunk(state, residual, jnp.full((max_sweeps,), jnp.nan,
                                           residual.dtype),
-                jnp.zeros((), jnp.int32))
+                jnp.zeros((), jnp.int32), jnp.zeros((), residual.dtype))
   return jax.lax.while_loop(cond, body, init)
 
 
@@ -83,7 +86,8 @@ class _Method:
                         jnp.asarray(self.tol, self.dtype), self.tables)
     done = int(out.done)
     return Progress(out.state, float(out.residual),
-                    [float(x) for x in np.asarray(out.history)[:done]], done)
+                    [float(x) for x in np.asarray(out.history)[:done]], done,
+                    float(out.work))
 
 
 class ValueIteration(_Method):
@@ -111,7 +115,8 @@ class ValueIteration(_Method):
     def one(state):
       values, w0, _ = state
       values, res = bellman.sweep(values, w0, tabs, self.cfg)
-      return (values, bellman.start_values(values, self.cfg), w0), res
+      return ((values, bellman.start_values(values, self.cfg), w0), res,
+              jnp.ones((), res.dtype))
     return _loop(one, state, residual, limit, tol, max_sweeps)
 
   def init(self):
@@ -136,7 +141,11 @@ class ValueIteration(_Method):
 
 
 class Ordered(_Method):
-  """Start values only, as a padded vector; ordered Gauss-Seidel sweeps."""
+  """Start values only, as a padded vector; ordered Gauss-Seidel sweeps.
+
+  State: (vector, fresh): the padded W0 vector and whether it still holds
+  initial values (the first sweep then warm-starts its in-stage solves).
+  """
   name = "ordered"
 
   def __init__(self, layout, roll, dtype, relative, max_sweeps, tol,
@@ -149,28 +158,33 @@ class Ordered(_Method):
     super().__init__(layout, roll, dtype, relative, max_sweeps, tol)
 
   def abstract(self):
-    return jax.ShapeDtypeStruct((self.cfg.vector_size,), self.dtype)
+    return (jax.ShapeDtypeStruct((self.cfg.vector_size,), self.dtype),
+            jax.ShapeDtypeStruct((), jnp.bool_))
 
   def _chunk(self, state, residual, limit, tol, tables, max_sweeps):
-    def one(vector):
-      return ordered.sweep(vector, *tables, self.cfg, self.mesh)
+    def one(state):
+      vector, fresh = state
+      vector, res, work = ordered.sweep(vector, *tables, self.cfg, self.mesh,
+                                        fresh)
+      return (vector, jnp.zeros((), jnp.bool_)), res, work
     return _loop(one, state, residual, limit, tol, max_sweeps)
 
   def init(self):
-    return ordered.initial_vector(self.layout, self.init_value, self.dtype)
+    return (ordered.initial_vector(self.layout, self.init_value, self.dtype),
+            jnp.ones((), jnp.bool_))
 
   def checkpoint_like(self):
     return {"vector": jax.ShapeDtypeStruct((self.cfg.vector_size,),
                                            self.dtype)}
 
   def to_checkpoint(self, state):
-    return {"vector": state}
+    return {"vector": state[0]}
 
   def from_checkpoint(self, saved):
-    return saved["vector"]
+    return (saved["vector"], jnp.zeros((), jnp.bool_))
 
   def start_values(self, state) -> np.ndarray:
-    return np.asarray(ordered.unpad(state, self.layout))
+    return np.asarray(ordered.unpad(state[0], self.layout))
 
 
 METHODS = {m.name: m for m in (ValueIteration, Ordered)}

@@ -39,6 +39,8 @@ from farkle_jax import bellman
 from farkle_jax.layout import N_DICE, StateLayout
 
 DOUBLINGS = 24  # pointer-doubling rounds: a cycle's slope product ^ 2^24 -> 0
+NEWTON_STEPS = 4  # most in-stage Newton steps (policy updates) per sweep
+NEWTON_RTOL = 1e-13  # a stage's Newton steps stop below this relative change
 
 
 class StageTables(NamedTuple):
@@ -49,6 +51,9 @@ class StageTables(NamedTuple):
                         #   target, or -1 when it lies outside the stage
   bank_base: jax.Array  # [S, U, G] int32 bank position at t = 0
   top: jax.Array        # [S, U] int32 highest row of each sub-batch (-1: none)
+  work: jax.Array       # [S] float, the stage's states / all model states
+  warm: jax.Array       # [S, U, G] int32 position of (b, d + 1, f, e), a
+                        #   first guess solved by an earlier stage
 
 
 class Ordered(NamedTuple):
@@ -102,11 +107,14 @@ def build(layout: StateLayout, b_group: int = 8, devices: int = 1
   keys = np.full((S, U, G), dummy, np.int64)
   farkle = np.full((S, U, G), dummy, np.int64)
   bank = np.zeros((S, U, G), np.int64)
+  warm = np.full((S, U, G), dummy, np.int64)
   top = np.full((S, U), -1, np.int64)
   pos = position(layout, b, d, f, e)
   target = layout.farkle_index((b, d, f, e))
   tb, td, tf, te = np.unravel_index(target, layout.key_shape)
   keys[stage, sub, slot] = pos
+  warm[stage, sub, slot] = np.where(d + 1 < D, position(layout, b, d + 1, f, e),
+                                    pos)
   farkle[stage, sub, slot] = position(layout, tb, td, tf, te)
   bank[stage, sub, slot] = layout.bank_base((b, d, f, e))
   np.maximum.at(top, (stage, sub), layout.t_max(b))
@@ -119,8 +127,12 @@ def build(layout: StateLayout, b_group: int = 8, devices: int = 1
     local[pos[sel]] = flat_slot[sel]
     partner[s, flat_slot[sel]] = local[farkle[stage[sel], sub[sel], slot[sel]]]
     local[pos[sel]] = -1
+  states = np.zeros(S)
+  np.add.at(states, stage, (layout.t_max(b) + 1) * N_DICE)
   tabs = StageTables(*(jnp.asarray(x, jnp.int32) for x in
-                       (keys, farkle, partner, bank, top)))
+                       (keys, farkle, partner, bank, top)),
+                     work=jnp.asarray(states / layout.num_states),
+                     warm=jnp.asarray(warm, jnp.int32))
   cfg = Ordered(sweep=bellman.sweep_config(layout, relative=False), group=G,
                 vector_size=dummy + 1, slopes=slopes)
   return tabs, cfg
@@ -189,39 +201,71 @@ def _solve_stage(values, slopes, x_hat, partner):
 
 
 def sweep(vector: jax.Array, tabs: StageTables, roll: bellman.RollArrays,
-          cfg: Ordered, mesh: Mesh) -> tuple[jax.Array, jax.Array]:
+          cfg: Ordered, mesh: Mesh, fresh: jax.Array | bool = False
+          ) -> tuple[jax.Array, jax.Array, jax.Array]:
   """One ordered Gauss-Seidel sweep over all stages.
+
+  Without a penalty each stage takes Newton steps (evaluate value and slope
+  at the current farkle values, solve the pairs, repeat) until its values
+  stop changing, so the policy of every pair settles within the sweep; on
+  the first sweep of a run (`fresh`) they start from the neighbouring key
+  (b, d + 1) that an earlier stage has just solved.
 
   Args:
     vector: [V] padded W0 (donate it).
     tabs: stage tables; roll: roll tables; cfg: static sizes.
     mesh: devices over which the sub-batches of a stage are split.
+    fresh: [] bool, the vector holds initial values, not a previous sweep's.
 
   Returns:
-    The new vector and the largest change of any start value (absolute or
-    relative as configured).
+    The new vector, the largest change of any start value (absolute or
+    relative as configured), and the work done in sweeps of all states.
   """
   old = vector
+  starts = jax.shard_map(
+      lambda v, x, base, top, roll: _turn_starts(v, x, base, top, roll, cfg),
+      mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"), P()),
+      out_specs=(P("batch"), P("batch")), check_vma=False)
 
-  def stage(s, vector):
-    keys = tabs.keys[s]
+  def evaluate(s, vector):
+    keys = tabs.keys[s].ravel()
     x_hat = 1 - vector[tabs.farkle[s]]
-    starts = jax.shard_map(
-        lambda v, x, base, top, roll: _turn_starts(v, x, base, top, roll, cfg),
-        mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"), P()),
-        out_specs=(P("batch"), P("batch")), check_vma=False)
     values, slopes = starts(vector, x_hat, tabs.bank_base[s], tabs.top[s],
                             roll)
     x = values.ravel()
     if cfg.slopes:
       x = _solve_stage(x, slopes.ravel(), x_hat.ravel(), tabs.partner[s])
-    return vector.at[keys.ravel()].set(x)
+    real = keys < cfg.vector_size - 1
+    change = jnp.where(real, jnp.abs(x - vector[keys])
+                       / jnp.maximum(x, jnp.finfo(x.dtype).tiny), 0).max()
+    return vector.at[keys].set(x), change
 
-  vector = jax.lax.fori_loop(0, tabs.keys.shape[0], stage, vector)
+  def stage(s, carry):
+    vector, work = carry
+    if not cfg.slopes:
+      vector, _ = evaluate(s, vector)
+      return vector, work + tabs.work[s]
+
+    keys = tabs.keys[s].ravel()
+    guess = jnp.where(fresh, vector[tabs.warm[s].ravel()], vector[keys])
+    vector = vector.at[keys].set(guess)
+
+    def newton(c):
+      vector, steps, _ = c
+      vector, change = evaluate(s, vector)
+      return vector, steps + 1, change
+
+    vector, steps, _ = jax.lax.while_loop(
+        lambda c: (c[1] < NEWTON_STEPS) & (c[2] > NEWTON_RTOL), newton,
+        (vector, 0, jnp.asarray(jnp.inf, vector.dtype)))
+    return vector, work + steps * tabs.work[s]
+
+  vector, work = jax.lax.fori_loop(0, tabs.keys.shape[0], stage,
+                                   (vector, jnp.zeros((), vector.dtype)))
   delta = jnp.abs(vector - old)[:-1]
   if cfg.sweep.relative:
     delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
-  return vector, delta.max()
+  return vector, delta.max(), work
 
 
 def make_mesh() -> Mesh:

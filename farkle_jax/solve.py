@@ -111,8 +111,8 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   dev = jax.devices()[0]
   logging.info("backend %s, device %s (%d visible)", jax.default_backend(),
                dev.device_kind, jax.device_count())
-  logging.info("rules %s: %s model states, value array %s %s", rules.name,
-               f"{layout.num_states:,}", layout.value_shape, settings.dtype)
+  logging.info("rules %s: %s model states, %s", rules.name,
+               f"{layout.num_states:,}", settings.dtype)
   if settings.method == "value_iteration":
     check_memory(rules, settings, layout)  # cheap bound before compiling
   roll = tables_lib.build(rules)
@@ -130,6 +130,7 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
       os.path.join(workdir, "checkpoints"),
       fingerprint(rules, layout, settings), keep=settings.checkpoint_keep)
   iteration, residual, history, sweep_seconds = 0, math.inf, [], 0.0
+  work = 0.0  # states evaluated, in units of all model states
   restored = ckpt.restore(
       {**method.checkpoint_like(),
        "iteration": jax.ShapeDtypeStruct((), jnp.int64),
@@ -142,6 +143,7 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
     residual = float(saved["residual"])
     history = list(meta.get("history", []))
     sweep_seconds = float(meta.get("sweep_seconds", 0.0))
+    work = float(meta.get("work", iteration))
     logging.info("resumed from checkpoint %d (residual %.3e)", iteration,
                  residual)
 
@@ -156,10 +158,11 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
     state, residual = out.state, out.residual
     history += out.history
     iteration += out.done
+    work += out.work
     sweep_seconds += dt
     eta = _eta(last_log_res, residual, out.done, dt, settings.tol)
     logging.info("it=%d max_change=%.3e states/s=%.3g elapsed=%s eta=%s",
-                 iteration, residual, layout.num_states * out.done / dt,
+                 iteration, residual, layout.num_states * out.work / dt,
                  _clock(time.time() - start), eta)
     last_log_res = residual
     if (iteration % settings.checkpoint_every == 0
@@ -167,7 +170,8 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
       ckpt.save(iteration, {**method.to_checkpoint(state),
                             "iteration": jnp.asarray(iteration, jnp.int64),
                             "residual": jnp.asarray(residual, dtype)},
-                {"history": history, "sweep_seconds": sweep_seconds})
+                {"history": history, "sweep_seconds": sweep_seconds,
+                 "work": work})
   ckpt.close()
 
   w0 = method.start_values(state)
@@ -183,7 +187,7 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
       "tol": settings.tol,
       "residual_history": history,
       "model_states": layout.num_states,
-      "state_updates": layout.num_states * iteration,
+      "state_updates": int(layout.num_states * work),
       "sweep_seconds": sweep_seconds,
       "wall_seconds_this_process": time.time() - start,
       "resumed_from": resumed_from,
