@@ -52,7 +52,8 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
       max_iterations=1000,
       iterations_per_call=5,      # sweeps per jitted call (log/checkpoint)
       chunk_keys=2048,            # value_iteration: keys per chunk of a sweep
-      b_group=16,                 # ordered: banked scores per sub-batch
+      b_group=0,                  # ordered: banked scores per sub-batch
+                                  # (0: 16 on CPU, a whole stage otherwise)
       dtype="float64",
       init_value=0.5,             # initial value of every non-terminal state
   ))
@@ -103,7 +104,7 @@ def check(config: ml_collections.ConfigDict
   _number("solver.max_iterations", s.max_iterations, int, 1)
   _number("solver.iterations_per_call", s.iterations_per_call, int, 1)
   _number("solver.chunk_keys", s.chunk_keys, int, 1)
-  _number("solver.b_group", s.b_group, int, 1)
+  _number("solver.b_group", s.b_group, int, 0)
   _number("solver.init_value", s.init_value, (int, float), 0, 1)
   _number("checkpoint.every", config.checkpoint.every, int, 1)
   _number("checkpoint.keep", config.checkpoint.keep, int, 1)

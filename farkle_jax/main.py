@@ -11,7 +11,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
-from farkle_jax import solve
+from farkle_jax import checkpointing, configuration, solve
 
 _CONFIG = config_flags.DEFINE_config_file(
     "config", None, "Config file, e.g. configs/default.py.", lock_config=True)
@@ -31,7 +31,11 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   logging.get_absl_handler().addFilter(_QuietLibraries())
-  summary = solve.run(_CONFIG.value, _WORKDIR.value)
+  try:
+    summary = solve.run(_CONFIG.value, _WORKDIR.value)
+  except (configuration.ConfigError, solve.MemoryRefused,
+          checkpointing.CheckpointMismatch) as e:
+    raise SystemExit(f"error: {e}") from None
   print(f"first-player win probability: {summary['first_player_win']:.6f} "
         f"({'converged' if summary['converged'] else 'NOT converged'}: "
         f"{summary['iterations']} sweeps, {summary['norm']} max change "

@@ -149,7 +149,10 @@ class Ordered(_Method):
   name = "ordered"
 
   def __init__(self, layout, roll, dtype, relative, max_sweeps, tol,
-               init_value: float, b_group: int = 16):
+               init_value: float, b_group: int = 0):
+    if b_group <= 0:  # CPUs like small sub-batches, accelerators one wide one
+      cpu = jax.default_backend() == "cpu"
+      b_group = 16 if cpu else -(-layout.num_scores // jax.device_count())
     self.mesh = ordered.make_mesh()
     stages, cfg = ordered.build(layout, b_group, self.mesh.size)
     self.cfg = cfg._replace(sweep=cfg.sweep._replace(relative=relative))

@@ -79,6 +79,8 @@ def check_memory(rules: Rules, settings, layout: StateLayout,
   if need <= have:
     return need
   hint = []
+  if settings.method != "ordered":
+    hint.append("solver.method='ordered' (start-of-turn values only)")
   if rules.has_penalty:
     floor = rules.floor
     while floor < 0:

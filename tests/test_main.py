@@ -51,3 +51,13 @@ def test_misspelled_override_fails_loudly(tmp_path):
   assert out.returncode != 0
   assert "tolerance" in out.stderr
   assert not os.path.exists(os.path.join(tmp_path, "summary.json"))
+
+
+def test_bad_config_value_is_one_line_error(tmp_path):
+  out = _run("farkle_jax.main", "--config", "configs/tiny.py:minimal",
+             f"--workdir={tmp_path}/w", "--config.solver.norm=l2")
+  assert out.returncode != 0
+  assert ("error: config.solver.norm = 'l2' is not allowed: one of "
+          "('relative', 'absolute')") in out.stderr
+  assert "Traceback" not in out.stderr
+  assert not os.path.exists(os.path.join(tmp_path, "w"))
