@@ -12,7 +12,6 @@ import os
 from typing import Any, Mapping
 
 import jax
-import numpy as np
 import orbax.checkpoint as ocp
 from orbax.checkpoint import checkpoint_managers
 
@@ -115,7 +114,3 @@ def _sharding(x) -> jax.sharding.Sharding:
   if isinstance(x, jax.Array):
     return x.sharding
   return jax.sharding.SingleDeviceSharding(jax.devices()[0])
-
-
-def to_host(state: Mapping[str, jax.Array]) -> dict[str, np.ndarray]:
-  return {k: np.asarray(v) for k, v in state.items()}

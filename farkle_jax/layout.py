@@ -102,10 +102,6 @@ class StateLayout:
     per_b = self.num_scores * self.num_farkle ** 2 * N_DICE
     return int(tcount.sum()) * per_b
 
-  def score_of(self, index: int) -> int:
-    """Points of banked-score index `index`."""
-    return (index + self.low) * self.unit
-
   def index_of(self, score: int, field: str = "score") -> int:
     """Banked-score index of `score` points; ValueError if out of range."""
     if score % self.unit or not self.rules.low <= score < self.rules.goal:

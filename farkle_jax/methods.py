@@ -98,6 +98,7 @@ class ValueIteration(_Method):
   them rebuilds the values exactly).
   """
   name = "value_iteration"
+  state_format = "w0-read-by-last-sweep/v1"
 
   def __init__(self, layout, roll, dtype, relative, max_sweeps, tol,
                init_value: float, b_group: int = 0):
@@ -147,6 +148,7 @@ class Ordered(_Method):
   initial values (the first sweep then warm-starts its in-stage solves).
   """
   name = "ordered"
+  state_format = "padded-w0-vector/v1"
 
   def __init__(self, layout, roll, dtype, relative, max_sweeps, tol,
                init_value: float, b_group: int = 0):

@@ -29,17 +29,17 @@ from absl import logging
 
 from farkle_jax import checkpointing, configuration, methods, queries
 from farkle_jax import tables as tables_lib
-from farkle_jax.layout import N_DICE, StateLayout
+from farkle_jax.layout import StateLayout
 from farkle_jax.rules import Rules
 
-STATE_FORMAT = "w0-consumed-by-last-sweep/v1"
 RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
 
 
-def fingerprint(rules: Rules, layout: StateLayout, settings) -> dict[str, Any]:
+def fingerprint(rules: Rules, layout: StateLayout, settings,
+                state_format: str) -> dict[str, Any]:
   """What a checkpoint must match to be resumed by this run."""
   return {"rules": rules.to_dict(), "key_shape": list(layout.key_shape),
-          "state_format": STATE_FORMAT, "dtype": settings.dtype,
+          "state_format": state_format, "dtype": settings.dtype,
           "method": settings.method}
 
 
@@ -130,7 +130,8 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   state = method.init()
   ckpt = checkpointing.Checkpoints(
       os.path.join(workdir, "checkpoints"),
-      fingerprint(rules, layout, settings), keep=settings.checkpoint_keep)
+      fingerprint(rules, layout, settings, method.state_format),
+      keep=settings.checkpoint_keep)
   iteration, residual, history, sweep_seconds = 0, math.inf, [], 0.0
   work = 0.0  # states evaluated, in units of all model states
   restored = ckpt.restore(

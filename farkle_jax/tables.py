@@ -57,8 +57,3 @@ def build(rules: Rules) -> RollTables:
       set_dice=np.array([n for n, _, _ in rows], np.int32),
       set_prob=np.array([p for _, p, _ in rows], np.float64),
       opt_pts=pts, opt_next=nxt, farkle_prob=farkle, reach_pts=tuple(reach))
-
-
-def max_points(tables: RollTables) -> int:
-  """Largest score units one roll can add."""
-  return int(tables.opt_pts.max())

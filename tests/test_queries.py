@@ -3,8 +3,6 @@
 import json
 import os
 
-import numpy as np
-
 from farkle_jax import queries
 from farkle_jax import rules as rules_lib
 from farkle_jax import tables
