@@ -30,6 +30,7 @@ from absl import logging
 from farkle_jax import checkpointing, configuration, methods, queries
 from farkle_jax import tables as tables_lib
 from farkle_jax.layout import StateLayout
+from farkle_jax import rules as rules_lib
 from farkle_jax.rules import Rules
 
 RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
@@ -238,10 +239,7 @@ def load(workdir: str) -> tuple[np.ndarray, StateLayout, tables_lib.RollTables,
                             "; run farkle_jax.main with this --workdir first")
   with open(path) as f:
     summary = json.load(f)
-  rules_d = dict(summary["rules"])
-  for k in ("single_scores", "triple_scores", "fixed_n_of_a_kind"):
-    rules_d[k] = tuple(rules_d[k])
-  rules = Rules(**rules_d)
+  rules = rules_lib.from_mapping(summary["rules"])
   w0 = np.load(os.path.join(workdir, "start_values.npy"))
   layout = StateLayout(rules)
   return w0, layout, tables_lib.build(rules), summary
