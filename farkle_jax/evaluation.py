@@ -1,0 +1,228 @@
+"""Exact evaluation of one strategy against another (model.md §3).
+
+Two steps, both exact up to float64 rounding:
+
+1. Turn outcomes. Under a fixed turn policy a turn from key (b, d, f, e)
+   ends by banking t (not winning), by winning, or by a farkle. One forward
+   pass over t pushes the probability mass of every in-turn state (t, n) to
+   the states its policy leads to (`turn_outcomes`, jitted, batched over
+   policy classes).
+2. Policy evaluation over the joint state. With A_k (B_k) the probability
+   that A (B) wins when it is to move at its key k,
+
+       A_k = win_k + sum_t bank_k[t] (1 - B[(d, b + t, e, 0)])
+                   + farkle_k (1 - B[(d, b', e, f')])
+
+   and the same with A and B swapped. Without a penalty every bank raises
+   b + d, and a farkle only swaps the players, so one pass over score-sum
+   levels from the top solves each pair {A(b, d), B(d, b)} exactly
+   (`_solve_levels`); with a penalty Gauss-Seidel iteration runs to a
+   tolerance.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from farkle_jax import tables as tables_lib
+from farkle_jax.layout import N_DICE, StateLayout
+from farkle_jax.strategies import Strategy
+
+BATCH_ELEMENTS = 2 ** 25  # option gathers per batch and turn total
+
+
+class Outcomes(NamedTuple):
+  """How the turns of some policy classes end."""
+  bank: np.ndarray    # [C, T + 1] P(bank t, not winning)
+  win: np.ndarray     # [C] P(bank and win)
+  farkle: np.ndarray  # [C] P(farkle)
+
+
+class Result(NamedTuple):
+  """Win probabilities of A against B."""
+  first: float        # A moves first
+  second: float       # B moves first
+  a_to_move: np.ndarray  # [B, D, F, E] P(A wins), A to move at the key
+  b_to_move: np.ndarray  # [B, D, F, E] P(B wins), B to move at the key
+
+  @property
+  def overall(self) -> float:
+    """First player chosen at random."""
+    return 0.5 * (self.first + self.second)
+
+
+@functools.partial(jax.jit, static_argnames=("bank_min",))
+def _forward(prefer, bank, t_max, flat_opt, dice, prob, farkle_prob,
+             bank_min):
+  """Turn outcome probabilities of k classes.
+
+  Args:
+    prefer: [k, T + 1, 6] preferences; bank: [k, T + 1, 6] bool.
+    t_max: [k] last non-winning turn total (units).
+    flat_opt: [R, J] int32 option offsets pts * 6 + next - 1.
+    dice: [R] int32 dice of each score set (0-based); prob: [R].
+    farkle_prob: [6].
+  """
+  k, rows, _ = prefer.shape
+  T = rows - 1
+  flat_pref = prefer.reshape(k, -1)
+  top = T * N_DICE
+  ar = jnp.arange(k)[:, None]
+
+  def body(t, carry):
+    mass, banked, win, farkle = carry
+    m = jax.lax.dynamic_index_in_dim(mass.reshape(k, rows, N_DICE), t, 1,
+                                     keepdims=False)        # [k, 6]
+    wins = t > t_max                                         # [k]
+    b = jax.lax.dynamic_index_in_dim(bank, t, 1, keepdims=False)
+    b = b & (t >= bank_min) & ~wins[:, None]
+    win = win + jnp.where(wins, m.sum(1), 0.0)
+    banked = banked.at[:, t].set((m * b).sum(1))
+    m = jnp.where(wins[:, None] | b, 0.0, m)
+    farkle = farkle + m @ farkle_prob
+    idx = jnp.minimum(flat_opt + t * N_DICE, top + flat_opt % N_DICE)
+    reached_t = idx // N_DICE                                # [R, J]
+    score = flat_pref[:, idx]                                # [k, R, J]
+    score = jnp.where(reached_t[None] > t_max[:, None, None], jnp.inf, score)
+    j = jnp.argmax(score, axis=2)                            # [k, R]
+    target = jnp.take_along_axis(
+        jnp.broadcast_to(idx[None], score.shape), j[..., None], 2)[..., 0]
+    w = m[:, dice] * prob[None]                              # [k, R]
+    mass = mass.at[ar, target].add(w)
+    return mass, banked, win, farkle
+
+  mass = jnp.zeros((k, rows * N_DICE), prefer.dtype)
+  mass = mass.at[:, N_DICE - 1].set(1.0)
+  zeros = jnp.zeros((k,), prefer.dtype)
+  mass, banked, win, farkle = jax.lax.fori_loop(
+      0, T, body, (mass, jnp.zeros((k, rows), prefer.dtype), zeros, zeros))
+  win = win + mass.reshape(k, rows, N_DICE)[:, T].sum(1)
+  return banked, win, farkle
+
+
+def turn_outcomes(strategy: Strategy, layout: StateLayout,
+                  roll: tables_lib.RollTables,
+                  classes: np.ndarray | None = None) -> Outcomes:
+  """Outcomes of the turns of some classes (default: those keys use)."""
+  if classes is None:
+    classes = np.unique(strategy.class_of_key)
+  classes = np.asarray(classes)
+  flat_opt = roll.opt_pts * N_DICE + roll.opt_next - 1
+  per_class = flat_opt.size * (layout.num_rows + 1)
+  batch = max(1, min(len(classes), BATCH_ELEMENTS // per_class))
+  outs = []
+  args = (jnp.asarray(flat_opt), jnp.asarray(roll.set_dice - 1),
+          jnp.asarray(roll.set_prob), jnp.asarray(roll.farkle_prob))
+  for start in range(0, len(classes), batch):
+    sel = classes[start:start + batch]
+    pad = batch - len(sel)
+    sel_p = np.concatenate([sel, np.repeat(sel[-1:], pad)])
+    prefer, bank = strategy.policy(sel_p)
+    t_max = layout.t_max(strategy.class_b[sel_p])
+    out = _forward(jnp.asarray(prefer, jnp.float64), jnp.asarray(bank),
+                   jnp.asarray(t_max, jnp.int32), *args,
+                   bank_min=layout.bank_min)
+    outs.append([np.asarray(o)[:len(sel)] for o in out])
+  full = [np.concatenate(x) for x in zip(*outs)]
+  size = int(classes.max()) + 1
+  res = []
+  for x in full:
+    y = np.zeros((size,) + x.shape[1:])
+    y[classes] = x
+    res.append(y)
+  return Outcomes(*res)
+
+
+def _expected(out: Outcomes, class_of_key: np.ndarray, other: np.ndarray,
+              layout: StateLayout, keys: np.ndarray | slice = slice(None)
+              ) -> np.ndarray:
+  """sum over outcomes of P(outcome) * (1 - other's value after it)."""
+  fields = np.unravel_index(np.arange(layout.num_keys)[keys],
+                            layout.key_shape)
+  c = class_of_key[keys]
+  F, E = layout.key_shape[2:]
+  pad = np.pad(other, ((0, 0), (0, layout.bank_padding()), (0, 0), (0, 0)))
+  pad = pad.reshape(-1)
+  T1 = out.bank.shape[1]
+  base = layout.bank_base(fields)
+  after_bank = 1 - pad[base[:, None] + np.arange(T1)[None] * F * E]
+  value = out.win[c] + (out.bank[c] * after_bank).sum(1)
+  value += out.farkle[c] * (1 - other.reshape(-1)[layout.farkle_index(fields)])
+  return value
+
+
+def _solve_levels(out_a, cls_a, out_b, cls_b, layout):
+  """Exact values without a penalty: score-sum levels from the top."""
+  N = layout.num_scores
+  a = np.zeros((N, N, 1, 1))
+  b = np.zeros((N, N, 1, 1))
+  fa, fb = out_a.farkle[cls_a], out_b.farkle[cls_b]
+  for s in range(2 * N - 2, -1, -1):
+    bi = np.arange(max(0, s - N + 1), min(s, N - 1) + 1)
+    keys = bi * N + (s - bi)
+    swap = (s - bi) * N + bi
+    # Contributions of wins and banks (higher levels, final), no farkle.
+    ca = _expected(out_a, cls_a, b, layout, keys) - fa[keys] * (
+        1 - b.reshape(-1)[swap])
+    cb = _expected(out_b, cls_b, a, layout, keys) - fb[keys] * (
+        1 - a.reshape(-1)[swap])
+    # a_k = ca_k + fa_k (1 - b_swap); b_swap = cb_swap + fb_swap (1 - a_k).
+    # Within a level the swap of keys[i] is keys[-1 - i].
+    pa, pb = fa[keys], fb[keys]
+    a.reshape(-1)[keys] = (ca + pa * (1 - cb[::-1] - pb[::-1])) / (
+        1 - pa * pb[::-1])
+    b.reshape(-1)[keys] = (cb + pb * (1 - ca[::-1] - pa[::-1])) / (
+        1 - pb * pa[::-1])
+  return a, b
+
+
+def _iterate(out_a, cls_a, out_b, cls_b, layout, tol, max_iter):
+  """Gauss-Seidel policy evaluation to an absolute tolerance."""
+  a = np.full(layout.key_shape, 0.5)
+  b = np.full(layout.key_shape, 0.5)
+  for _ in range(max_iter):
+    new_a = _expected(out_a, cls_a, b, layout).reshape(layout.key_shape)
+    new_b = _expected(out_b, cls_b, new_a, layout).reshape(layout.key_shape)
+    change = max(np.abs(new_a - a).max(), np.abs(new_b - b).max())
+    a, b = new_a, new_b
+    if change < tol:
+      return a, b
+  raise RuntimeError(f"policy evaluation did not reach {tol} in {max_iter} "
+                     f"iterations (last change {change:.3e})")
+
+
+def evaluate_outcomes(out_a: Outcomes, cls_a: np.ndarray, out_b: Outcomes,
+                      cls_b: np.ndarray, layout: StateLayout,
+                      start: tuple[int, int] = (0, 0), tol: float = 1e-14,
+                      max_iter: int = 100_000) -> Result:
+  """Evaluates A against B from their turn outcomes.
+
+  Args:
+    out_a, out_b: turn outcomes per class; cls_a, cls_b: [K] class of keys.
+    layout: the state layout.
+    start: banked scores (points) of the first and second player.
+    tol: absolute tolerance of the iteration (penalty rules only).
+  """
+  if layout.num_farkle == 1:
+    a, b = _solve_levels(out_a, cls_a, out_b, cls_b, layout)
+  else:
+    a, b = _iterate(out_a, cls_a, out_b, cls_b, layout, tol, max_iter)
+  i, j = layout.index_of(start[0], "start"), layout.index_of(start[1], "start")
+  first = float(a[i, j, 0, 0])
+  second = float(1 - b[i, j, 0, 0])
+  return Result(first, second, a, b)
+
+
+def evaluate(a: Strategy, b: Strategy, layout: StateLayout,
+             roll: tables_lib.RollTables, start: tuple[int, int] = (0, 0),
+             tol: float = 1e-14) -> Result:
+  """The exact probability that strategy A beats strategy B."""
+  out_a = turn_outcomes(a, layout, roll)
+  out_b = out_a if b is a else turn_outcomes(b, layout, roll)
+  return evaluate_outcomes(out_a, a.class_of_key, out_b, b.class_of_key,
+                           layout, start, tol)

@@ -1,0 +1,198 @@
+"""Maximum expected score of one turn (model.md §3), and fixed-policy turns.
+
+Ignoring both banked scores, a turn from (n, t) (n dice to roll, turn total
+t) banks T(n, t) points on average when played to maximize that mean:
+
+    T(n, t) = max(t, roll(n, t))  if t can be banked (t >= bank minimum)
+            = roll(n, t)          otherwise
+    roll(n, t) = sum_r p(r) * max_j T(next[r, j], t + pts[r, j])
+
+(a farkle banks 0). V(n, t) = T(n, t) - t is what rolling on is worth. Turn
+totals only grow, so one backward pass over t from a cap solves it; at and
+above the cap every state banks. `solve` raises the cap until the highest
+turn total where rolling is optimal lies below half of it, so the cap does
+not change the policy below that (checked in tests by doubling it).
+
+The same pass evaluates a fixed policy (`evaluate`): the mean points banked
+and the probability that the turn ends in a farkle.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from farkle_jax import tables as tables_lib
+from farkle_jax.layout import N_DICE, StateLayout
+from farkle_jax.rules import Rules
+
+START_CAP = 20_000  # points; doubled until the policy fits below half of it
+
+
+class TurnSolution(NamedTuple):
+  """A one-turn policy and its values over turn totals 0 .. cap (units)."""
+  unit: int                # points per score unit
+  bank_min: int            # smallest bankable turn total, units
+  expected: np.ndarray     # [cap + 1, 6] float64, T(n, t) in points
+  bank: np.ndarray         # [cap + 1, 6] bool, banks at (t, n)
+  farkle: np.ndarray       # [cap + 1, 6] float64, P(turn ends in a farkle)
+
+  @property
+  def cap(self) -> int:
+    return self.expected.shape[0] - 1
+
+  @property
+  def gain(self) -> np.ndarray:
+    """V(n, t) = T(n, t) - t, [cap + 1, 6] points."""
+    t = np.arange(self.cap + 1)[:, None] * self.unit
+    return self.expected - t
+
+  def points_per_turn(self) -> float:
+    return float(self.expected[0, N_DICE - 1])
+
+  def farkle_rate(self) -> float:
+    return float(self.farkle[0, N_DICE - 1])
+
+
+def _pass(roll: tables_lib.RollTables, unit: int, bank_min: int, cap: int,
+          bank_rule, prefer: np.ndarray | None):
+  """Backward pass over t; banks and choices from the rule or the maximum.
+
+  Args:
+    roll: roll tables.
+    unit, bank_min, cap: sizes (units).
+    bank_rule: None (bank when it is at least the roll value) or a bool
+      array [cap + 1, 6] (bank there, where banking is allowed).
+    prefer: None (choose the option of highest value) or [cap + 1 + P, 6]
+      preferences over the state reached (highest wins, first on ties).
+  """
+  top = cap + int(roll.opt_pts.max()) + 1
+  t_all = np.arange(top + 1)
+  value = np.repeat((t_all * unit).astype(np.float64)[:, None], N_DICE, 1)
+  farkle = np.zeros((top + 1, N_DICE))
+  bank = np.ones((top + 1, N_DICE), bool)
+  dice = roll.set_dice - 1
+  rows = np.arange(len(dice))
+  for t in range(cap, -1, -1):
+    at = t + roll.opt_pts                      # [R, J]
+    nxt = roll.opt_next - 1
+    score = value[at, nxt] if prefer is None else prefer[at, nxt]
+    j = np.argmax(score, axis=1)
+    best = value[at[rows, j], nxt[rows, j]]
+    fbest = farkle[at[rows, j], nxt[rows, j]]
+    roll_value = np.bincount(dice, roll.set_prob * best, N_DICE)
+    roll_farkle = roll.farkle_prob + np.bincount(dice, roll.set_prob * fbest,
+                                                 N_DICE)
+    may_bank = t >= bank_min
+    if bank_rule is None:
+      banks = may_bank & (t * unit >= roll_value)
+    else:
+      banks = may_bank & bank_rule[t]
+    value[t] = np.where(banks, t * unit, roll_value)
+    farkle[t] = np.where(banks, 0.0, roll_farkle)
+    bank[t] = banks
+  return value[:cap + 1], bank[:cap + 1], farkle[:cap + 1]
+
+
+def solve(rules: Rules, roll: tables_lib.RollTables | None = None,
+          bank_at: int | None = None, cap: int | None = None
+          ) -> TurnSolution:
+  """Maximum expected score of one turn.
+
+  Args:
+    rules: the rule set (its scoring and bank minimum).
+    roll: its roll tables (built if not given).
+    bank_at: None for the optimal bank decisions; else bank exactly when
+      t >= bank_at points (the choices still maximize the mean).
+    cap: turn-total cap in points; default: raised from START_CAP until the
+      highest total where rolling is optimal is below half of it.
+
+  Returns:
+    The solution on turn totals 0 .. cap.
+  """
+  roll = tables_lib.build(rules) if roll is None else roll
+  layout = StateLayout(rules)
+  unit, bank_min = layout.unit, layout.bank_min
+  size = (cap or START_CAP) // unit
+  if bank_at is not None:
+    size = max(size, 2 * (bank_at // unit) + 2)
+  while True:
+    rule = None
+    if bank_at is not None:
+      rule = np.repeat((np.arange(size + 1) * unit >= bank_at)[:, None],
+                       N_DICE, 1)
+    value, bank, farkle = _pass(roll, unit, bank_min, size, rule, None)
+    rolls = np.nonzero(~bank.all(axis=1))[0]
+    if cap is not None or rolls.max() < size // 2:
+      return TurnSolution(unit, bank_min, value, bank, farkle)
+    size *= 2
+
+
+def evaluate(sol: TurnSolution, roll: tables_lib.RollTables,
+             bank: np.ndarray, prefer: np.ndarray) -> TurnSolution:
+  """Mean points and farkle probability of a fixed one-turn policy.
+
+  Args:
+    sol: a solution giving the sizes (its cap; states above bank).
+    roll: roll tables.
+    bank: [cap + 1, 6] bool, bank at (t, n) (where banking is allowed).
+    prefer: [cap + 1, 6] preference over reached states (argmax, first on
+      ties); reached states above the cap bank and are preferred by total.
+
+  Returns:
+    The policy's values (its own bank flags where banking is allowed).
+  """
+  top = sol.cap + int(roll.opt_pts.max()) + 1
+  full = np.full((top + 1, N_DICE), np.inf)
+  full[:sol.cap + 1] = prefer
+  full[sol.cap + 1:] = 1e300 + np.arange(top - sol.cap)[:, None]
+  value, banks, farkle = _pass(roll, sol.unit, sol.bank_min, sol.cap, bank,
+                               full)
+  return TurnSolution(sol.unit, sol.bank_min, value, banks, farkle)
+
+
+def reachable(roll: tables_lib.RollTables, size: int) -> np.ndarray:
+  """[size, 6] bool: (t, n) some rolls reach from (0, 6), t in units."""
+  reach = np.zeros((size, N_DICE), bool)
+  reach[0, N_DICE - 1] = True
+  for t in range(size):
+    for n in range(1, N_DICE + 1):
+      if reach[t, n - 1]:
+        for pts, nxt in roll.reach_pts[n - 1]:
+          if t + pts < size:
+            reach[t + pts, nxt - 1] = True
+  return reach
+
+
+def thresholds(sol: TurnSolution, reach: np.ndarray
+               ) -> dict[int, tuple[int | None, list[int]]]:
+  """Per n: the smallest reachable bankable t (points) where banking is
+  optimal, and the reachable totals above it where rolling is optimal."""
+  out = {}
+  size = reach.shape[0]
+  t_ok = np.arange(size) >= sol.bank_min
+  for n in range(1, N_DICE + 1):
+    col = reach[:, n - 1] & t_ok
+    banks = col & sol.bank[:size, n - 1]
+    first = int(np.argmax(banks)) if banks.any() else None
+    again = []
+    if first is not None:
+      again = [int(t) * sol.unit for t in np.nonzero(
+          col & ~sol.bank[:size, n - 1])[0] if t > first]
+    out[n] = (None if first is None else first * sol.unit, again)
+  return out
+
+
+def format_gain_table(sol: TurnSolution, reach: np.ndarray, t_last: int,
+                      ) -> str:
+  """V(n, t) for t = 0 .. t_last points; '-' marks unreachable states."""
+  lines = ["     t" + "".join(f"{'n=' + str(n):>10}" for n in range(6, 0, -1))]
+  gain = sol.gain
+  for t in range(t_last // sol.unit + 1):
+    cells = []
+    for n in range(6, 0, -1):
+      cells.append(f"{gain[t, n - 1]:10.2f}" if reach[t, n - 1]
+                   else f"{'-':>10}")
+    lines.append(f"{t * sol.unit:6d}" + "".join(cells))
+  return "\n".join(lines)
