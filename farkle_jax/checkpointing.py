@@ -8,12 +8,20 @@ differs, instead of silently reusing values of another model.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any, Mapping
 
 import jax
 import orbax.checkpoint as ocp
 from orbax.checkpoint import checkpoint_managers
+
+
+class QuietOrbax(logging.Filter):
+  """Drops the INFO chatter of Orbax; its warnings and errors still show."""
+
+  def filter(self, record):
+    return record.levelno >= logging.WARNING or "orbax" not in record.pathname
 
 
 class CheckpointMismatch(RuntimeError):

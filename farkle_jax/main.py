@@ -5,8 +5,6 @@ Config fields can be overridden on the command line, e.g.
 `--config.solver.tol=1e-10` or `--config.rules.floor=-3000`.
 """
 
-import logging as pylogging
-
 from absl import app, flags, logging
 from ml_collections import config_flags
 
@@ -20,17 +18,10 @@ _WORKDIR = flags.DEFINE_string(
     "holds a checkpoint of the same model).")
 
 
-class _QuietLibraries(pylogging.Filter):
-  """Drops the INFO chatter of Orbax; its warnings and errors still show."""
-
-  def filter(self, record):
-    return record.levelno >= pylogging.WARNING or "orbax" not in record.pathname
-
-
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  logging.get_absl_handler().addFilter(_QuietLibraries())
+  logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   try:
     summary = solve.run(_CONFIG.value, _WORKDIR.value)
   except (configuration.ConfigError, solve.MemoryRefused,

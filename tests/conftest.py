@@ -9,3 +9,22 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import farkle_jax  # noqa: E402,F401  (enables float64)
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_runs(tmp_path_factory):
+  """Solved tiny games (configs/tiny.py), by name: (w0, layout, roll)."""
+  from farkle_jax import solve
+  from configs import tiny
+  cache = {}
+
+  def get(name):
+    if name not in cache:
+      workdir = str(tmp_path_factory.mktemp(f"tiny_{name}"))
+      solve.run(tiny.get_config(name), workdir)
+      cache[name] = solve.load(workdir)[:3] + (workdir,)
+    return cache[name]
+
+  return get

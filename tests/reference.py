@@ -138,3 +138,109 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
     if change < tol:
       break
   return w0, V
+
+
+# Strategies of one turn and their evaluation over the joint state.
+
+BANK_MIN = {"facebook": 300, "minimal": 50}
+
+
+def expected_turn(rules: str, bank_at: int | None = None,
+                  cap: int = 40_000) -> dict[tuple[int, int], float]:
+  """T(n, t) by a direct recursion: maximum mean points banked from (n, t),
+  banking only where allowed (and exactly at t >= bank_at if given); every
+  state at or above `cap` banks."""
+  memo: dict[tuple[int, int], float] = {}
+  bank_min = BANK_MIN[rules]
+
+  def value(n: int, t: int) -> float:
+    if t >= cap:
+      return float(t)
+    if (n, t) in memo:
+      return memo[(n, t)]
+    farkle, sets = distribution(rules, n)
+    roll = 0.0
+    for sset, p in sets.items():
+      roll += float(p) * max(value(6 if k == n else n - k, t + pts)
+                             for k, pts in sset)
+    if t >= bank_min and (t >= bank_at if bank_at is not None else t >= roll):
+      out = float(t)
+    else:
+      out = roll
+    memo[(n, t)] = out
+    return out
+
+  import sys
+  sys.setrecursionlimit(100_000)
+  for t in range(cap - 50, -1, -50):  # fill from the top: shallow recursion
+    for n in range(1, 7):
+      value(n, t)
+  return memo
+
+
+def turn_outcomes(rules: str, goal: int, b: int, prefer, bank_at) -> dict:
+  """{("bank", t) | "win" | "farkle": probability} of one turn from banked
+  score b: bank when bank_at(n, t) (where allowed), else roll and take the
+  winning scoring if any, else the one of highest prefer(n, t)."""
+  bank_min = BANK_MIN[rules]
+  memo: dict = {}
+
+  def wins(t):
+    return b + t >= goal and t >= bank_min
+
+  def out(n, t):
+    if (n, t) in memo:
+      return memo[(n, t)]
+    if wins(t):
+      res = {"win": 1.0}
+    elif t >= bank_min and bank_at(n, t):
+      res = {("bank", t): 1.0}
+    else:
+      farkle, sets = distribution(rules, n)
+      res = {"farkle": float(farkle)}
+      for sset, p in sets.items():
+        opts = [(6 if k == n else n - k, t + pts) for k, pts in sset]
+        win = [o for o in opts if wins(o[1])]
+        choice = win[0] if win else max(opts, key=lambda o: prefer(*o))
+        for key, q in out(*choice).items():
+          res[key] = res.get(key, 0.0) + float(p) * q
+    memo[(n, t)] = res
+    return res
+
+  return out(6, 0)
+
+
+def evaluate(rules: str, goal: int, floor: int, policy_a, policy_b,
+             tol: float = 1e-15) -> tuple[np.ndarray, np.ndarray]:
+  """Values A[b, d, f, e] (A to move) and B[...] (B to move) of two
+  policies (prefer, bank_at) by iteration over the start-of-turn states."""
+  step = 50
+  penalty = 500 if rules == "facebook" else 0
+  nf = 3 if penalty else 1
+  low = floor if penalty else 0
+  scores = list(range(low, goal, step))
+  nb = len(scores)
+  outs = [{b: turn_outcomes(rules, goal, b, *pol) for b in scores}
+          for pol in (policy_a, policy_b)]
+  vals = [np.full((nb, nb, nf, nf), 0.5), np.full((nb, nb, nf, nf), 0.5)]
+  while True:
+    change = 0.0
+    for me in (0, 1):
+      other = vals[1 - me]
+      new = np.zeros_like(other)
+      for bi, b in enumerate(scores):
+        for key, p in outs[me][b].items():
+          if key == "win":
+            new[bi] += p
+          elif key == "farkle":
+            for f in range(nf):
+              bn = bi
+              if penalty and f == nf - 1:
+                bn = max(0, bi - penalty // step)
+              new[bi, :, f, :] += p * (1 - other[:, bn, :, (f + 1) % nf])
+          else:
+            new[bi] += p * (1 - other[:, bi + key[1] // step, :, 0])[:, None]
+      change = max(change, np.abs(new - vals[me]).max())
+      vals[me] = new
+    if change < tol:
+      return vals[0], vals[1]
