@@ -105,8 +105,10 @@ def strategy(name: str, ctx: Context) -> strategies.Strategy:
 def komi(w0: np.ndarray, layout: StateLayout, k_max: int = 1000
          ) -> list[tuple[int, float]]:
   """[(k, first player's win probability when the second starts with k)]
-  for k = 0 .. k_max in score steps, both playing optimally (f = e = 0)."""
+  for k = 0 .. k_max in score steps (below the goal), both playing
+  optimally (f = e = 0)."""
   zero = layout.index_of(0)
+  k_max = min(k_max, layout.rules.goal - layout.unit)
   return [(k, float(w0[zero, layout.index_of(k, "k"), 0, 0]))
           for k in range(0, k_max + 1, layout.unit)]
 

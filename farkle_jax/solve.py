@@ -134,6 +134,7 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
       fingerprint(rules, layout, settings, method.state_format),
       keep=settings.checkpoint_keep)
   iteration, residual, history, sweep_seconds = 0, math.inf, [], 0.0
+  trace = []  # per chunk: iteration, residual, work, first-player value
   work = 0.0  # states evaluated, in units of all model states
   restored = ckpt.restore(
       {**method.checkpoint_like(),
@@ -146,11 +147,13 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
     iteration = int(saved["iteration"])
     residual = float(saved["residual"])
     history = list(meta.get("history", []))
+    trace = list(meta.get("trace", []))
     sweep_seconds = float(meta.get("sweep_seconds", 0.0))
     work = float(meta.get("work", iteration))
     logging.info("resumed from checkpoint %d (residual %.3e)", iteration,
                  residual)
 
+  zero = layout.index_of(0)
   logging.info("solving to %s max change < %.1e", settings.norm, settings.tol)
   last_log_res = residual
   while iteration < settings.max_iterations and not residual < settings.tol:
@@ -169,13 +172,17 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
                  iteration, residual, layout.num_states * out.work / dt,
                  _clock(time.time() - start), eta)
     last_log_res = residual
+    w_start = method.start_values(state)[zero, zero, 0, 0]
+    trace.append({"iteration": iteration, "residual": residual,
+                  "work": work, "first_player_win": float(w_start),
+                  "sweep_seconds": sweep_seconds})
     if (iteration % settings.checkpoint_every == 0
         or residual < settings.tol or iteration >= settings.max_iterations):
       ckpt.save(iteration, {**method.to_checkpoint(state),
                             "iteration": jnp.asarray(iteration, jnp.int64),
                             "residual": jnp.asarray(residual, dtype)},
                 {"history": history, "sweep_seconds": sweep_seconds,
-                 "work": work})
+                 "work": work, "trace": trace})
   ckpt.close()
 
   w0 = method.start_values(state)
@@ -190,6 +197,7 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
       "norm": settings.norm,
       "tol": settings.tol,
       "residual_history": history,
+      "trace": trace,
       "model_states": layout.num_states,
       "state_updates": int(layout.num_states * work),
       "sweep_seconds": sweep_seconds,
