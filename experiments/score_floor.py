@@ -30,11 +30,6 @@ import farkle_jax  # noqa: E402,F401
 from farkle_jax import bellman, checkpointing, solve  # noqa: E402
 from farkle_jax.layout import N_DICE  # noqa: E402
 
-_CONFIG = config_flags.DEFINE_config_file("config", None, "Rules config.")
-_WORKDIR = flags.DEFINE_string("workdir", None, "Experiment directory.")
-_FLOORS = flags.DEFINE_list("floors", ["-2500", "-3000"], "Floors L.")
-_BATCH = flags.DEFINE_integer("batch", 2048, "Keys per batch.")
-
 
 @functools.partial(jax.jit, static_argnames=("bank_min",))
 def _compare(rows_a, rows_b, bank_a, bank_b, t_max, groups, bank_min):
@@ -247,5 +242,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  _CONFIG = config_flags.DEFINE_config_file("config", None, "Rules config.")
+  _WORKDIR = flags.DEFINE_string("workdir", None, "Experiment directory.")
+  _FLOORS = flags.DEFINE_list("floors", ["-2500", "-3000"], "Floors L.")
+  _BATCH = flags.DEFINE_integer("batch", 2048, "Keys per batch.")
   flags.mark_flags_as_required(["config", "workdir"])
   app.run(main)
