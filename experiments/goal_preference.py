@@ -85,8 +85,7 @@ def main(argv):
     cfg = _CONFIG.value.copy_and_resolve_references()
     cfg.rules.goal = g
     path = os.path.join(wd, f"goal{g}")
-    solve.run(cfg, path)
-    w0, layout, roll, summary = solve.load(path)
+    w0, layout, roll, summary = solve.ensure(cfg, path)
     states = opening_states(w0, layout, roll, _T_LAST.value)
     pairs = discrepancies(states)
     counts.append((g, len(pairs), len(states)))

@@ -100,7 +100,7 @@ def main(argv):
       cfg = _CONFIG.value.copy_and_resolve_references()
       cfg.solver.method = m
       cfg.solver.iterations_per_call = 1
-      summary = solve.run(cfg, os.path.join(wd, m))
+      summary = solve.ensure(cfg, os.path.join(wd, m))[3]
     summaries[m] = summary
     by_method[m] = rows_of(m, summary)
   final = summaries[_METHODS.value[-1]]["first_player_win"]

@@ -191,8 +191,8 @@ def main(argv):
     cfg = _CONFIG.value.copy_and_resolve_references()
     cfg.rules.floor = floor
     path = os.path.join(wd, f"L{floor}")
-    summary = solve.run(cfg, path)
-    runs.append(solve.load(path)[:3])
+    *run, summary = solve.ensure(cfg, path)
+    runs.append(tuple(run))
     win = summary["first_player_win"]
     md.append(f"- L = {floor}: first-player win {win:.9f}, "
               f"{summary['iterations']} sweeps (`python -m farkle_jax.main "

@@ -41,8 +41,7 @@ def main(argv):
   config, workdir = _CONFIG.value, _WORKDIR.value
   configuration.check(config)
   start = time.time()
-  solve.run(config, workdir)
-  w0, layout, roll, _ = solve.load(workdir)
+  w0, layout, roll, _ = solve.ensure(config, workdir)
   ctx = analysis.Context(layout, roll, w0)
   name = layout.rules.name
   md = [f"# Strategy report: rules `{name}` (goal {layout.rules.goal})", "",

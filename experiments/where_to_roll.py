@@ -87,8 +87,7 @@ def main(argv):
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   wd = _WORKDIR.value
   t0 = time.time()
-  solve.run(_CONFIG.value, wd)
-  w0, layout, roll, _ = solve.load(wd)
+  w0, layout, roll, _ = solve.ensure(_CONFIG.value, wd)
   first, again = thresholds(w0, layout, roll)
   S = layout.num_scores
   scores = (np.arange(S) + layout.low) * layout.unit

@@ -53,8 +53,7 @@ def _context(config, workdir, need_optimal):
   if need_optimal:
     if not workdir:
       raise analysis.StrategyError("the optimal strategy needs --workdir")
-    solve.run(config, workdir)
-    w0, layout, roll, _ = solve.load(workdir)
+    w0, layout, roll, _ = solve.ensure(config, workdir)
   return analysis.Context(layout, roll, w0)
 
 

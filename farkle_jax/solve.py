@@ -253,6 +253,26 @@ def load(workdir: str) -> tuple[np.ndarray, StateLayout, tables_lib.RollTables,
   return w0, layout, tables_lib.build(rules), summary
 
 
+def ensure(config: ml_collections.ConfigDict, workdir: str
+           ) -> tuple[np.ndarray, StateLayout, tables_lib.RollTables,
+                      dict[str, Any]]:
+  """Loads the run in `workdir` if it holds these rules solved to the
+  config's tolerance (or better); otherwise solves (resuming) and loads."""
+  rules, settings = configuration.check(config)
+  path = os.path.join(workdir, "summary.json")
+  if os.path.exists(path):
+    with open(path) as f:
+      summary = json.load(f)
+    if (summary.get("converged")
+        and rules_lib.from_mapping(summary["rules"]) == rules
+        and summary["norm"] == settings.norm
+        and summary["tol"] <= settings.tol):
+      logging.info("using the finished run in %s", workdir)
+      return load(workdir)
+  run(config, workdir)
+  return load(workdir)
+
+
 def _clock(seconds: float) -> str:
   seconds = int(seconds)
   return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

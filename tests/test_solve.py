@@ -96,3 +96,17 @@ def test_run_that_cannot_fit_is_refused_with_a_setting_that_would(tmp_path):
   with pytest.raises(solve.MemoryRefused, match=r"rules.floor=-\d+"):
     solve.run(config, str(tmp_path / "w"))
   assert not os.path.exists(tmp_path / "w")
+
+
+def test_ensure_loads_a_finished_run_without_solving(tiny_runs, monkeypatch):
+  w0, layout, _, workdir = tiny_runs("minimal")
+  def fail(*a, **k):
+    raise AssertionError("solved again")
+  monkeypatch.setattr(solve, "run", fail)
+  again, lay, _, summary = solve.ensure(tiny.get_config("minimal"), workdir)
+  np.testing.assert_array_equal(again, w0)
+  assert summary["converged"]
+  other = tiny.get_config("minimal")
+  other.rules.goal = 1500          # other rules: must solve, not load
+  with pytest.raises(AssertionError, match="solved again"):
+    solve.ensure(other, workdir)
