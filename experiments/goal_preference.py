@@ -25,6 +25,7 @@ from ml_collections import config_flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import farkle_jax  # noqa: E402,F401
+import outputs  # noqa: E402
 from farkle_jax import bellman, checkpointing, expected_score  # noqa: E402
 from farkle_jax import queries, solve  # noqa: E402
 
@@ -60,9 +61,7 @@ def discrepancies(states, tol: float = 1e-12):
 
 
 def _plot(path, counts):
-  import matplotlib
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
+  plt = outputs.pyplot()
   fig, ax = plt.subplots(figsize=(5, 3.5), dpi=100)
   goals = [g for g, _, _ in counts]
   ax.plot(goals, [c for _, c, _ in counts], "o-")
@@ -70,9 +69,7 @@ def _plot(path, counts):
   ax.set_ylabel("discordant state pairs")
   ax.set_title("W ordering vs max expected score (opening turn)")
   ax.grid(True, alpha=0.3)
-  fig.tight_layout()
-  fig.savefig(path)
-  plt.close(fig)
+  outputs.save(fig, path)
 
 
 def main(argv):
@@ -100,16 +97,16 @@ def main(argv):
     md_lists.append(f"- goal {g}: {len(pairs)} discordant pairs among "
                     f"{len(states)} states (first-player win "
                     f"{summary['first_player_win']:.6f})\n{shown}{more}")
-  with open(os.path.join(wd, "goals.csv"), "w") as f:
-    f.write("goal,discordant_pairs,states\n")
-    f.write("\n".join(f"{g},{c},{s}" for g, c, s in counts) + "\n")
-  with open(os.path.join(wd, "discrepancies.csv"), "w") as f:
-    f.write("goal,t_W_prefers,n_W_prefers,W1,T1,t_other,n_other,W2,T2\n")
-    f.write("\n".join(rows) + "\n")
+  outputs.write_csv(os.path.join(wd, "goals.csv"),
+                    "goal,discordant_pairs,states",
+                    [f"{g},{c},{s}" for g, c, s in counts])
+  outputs.write_csv(os.path.join(wd, "discrepancies.csv"),
+                    "goal,t_W_prefers,n_W_prefers,W1,T1,t_other,n_other,W2,T2",
+                    rows)
   _plot(os.path.join(wd, "goals.png"), counts)
   md = ["# Goal-score experiment", "",
         f"`python experiments/goal_preference.py --config "
-        f"{sys.argv[sys.argv.index('--config') + 1]} --workdir {wd} "
+        f"{outputs.config_arg()} --workdir {wd} "
         f"--goals={','.join(_GOALS.value)}` ({time.time() - t0:.0f} s in "
         "this process, solves included when not resumed)", "",
         f"Opening turn (b = d = 0), reachable states with 0 < t <= "
@@ -118,9 +115,8 @@ def main(argv):
         "Figure: goals.png; data: goals.csv, discrepancies.csv.", "",
         "| goal | discordant pairs | states |", "|---|---|---|"]
   md += [f"| {g} | {c} | {s} |" for g, c, s in counts] + [""] + md_lists
-  with open(os.path.join(wd, "goals.md"), "w") as f:
-    f.write("\n".join(md) + "\n")
-  print("\n".join(md[:12 + len(counts)]))
+  outputs.write_report(os.path.join(wd, "goals.md"), md,
+                       show=8 + len(counts))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from ml_collections import config_flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import farkle_jax  # noqa: E402,F401
+import outputs  # noqa: E402
 from farkle_jax import checkpointing, configuration, solve  # noqa: E402
 
 
@@ -55,9 +56,7 @@ def sweeps_to(rows: list[dict], tol: float) -> int | None:
 
 
 def _plot(path, by_method, final):
-  import matplotlib
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
+  plt = outputs.pyplot()
   fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), dpi=90)
   for m, rows in by_method.items():
     x = [r["sweep"] for r in rows]
@@ -76,9 +75,7 @@ def _plot(path, by_method, final):
   for ax in axes:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-  fig.tight_layout()
-  fig.savefig(path)
-  plt.close(fig)
+  outputs.save(fig, path)
 
 
 def main(argv):
@@ -116,7 +113,7 @@ def main(argv):
   tol, norm = any_summary["tol"], any_summary["norm"]
   md = ["# Iterations experiment", "",
         f"`python experiments/iterations.py --config "
-        f"{sys.argv[sys.argv.index('--config') + 1]} --workdir {wd} "
+        f"{outputs.config_arg()} --workdir {wd} "
         f"--methods={','.join(_METHODS.value)}`"
         + "".join(f" --run {k}={v}" for k, v in given.items())
         + f" ({time.time() - t0:.0f} s in this process)", "",
@@ -134,9 +131,7 @@ def main(argv):
               f"{s['state_updates']:.3e} | {s['sweep_seconds']:.1f} | "
               f"{s['first_player_win']:.9f} |")
   md.append("")
-  with open(os.path.join(wd, "iterations.md"), "w") as f:
-    f.write("\n".join(md) + "\n")
-  print("\n".join(md))
+  outputs.write_report(os.path.join(wd, "iterations.md"), md)
 
 
 if __name__ == "__main__":

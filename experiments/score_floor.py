@@ -27,6 +27,7 @@ from ml_collections import config_flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import farkle_jax  # noqa: E402,F401
+import outputs  # noqa: E402
 from farkle_jax import bellman, checkpointing, solve  # noqa: E402
 from farkle_jax.layout import N_DICE  # noqa: E402
 
@@ -163,9 +164,7 @@ def decay_per_500(curve, floor_noise: float = 1e-14) -> float:
 
 
 def _plot(path, curves):
-  import matplotlib
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
+  plt = outputs.pyplot()
   fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
   for label, curve in curves:
     x = [b for b, v in curve if v > 0]
@@ -175,9 +174,7 @@ def _plot(path, curves):
   ax.set_title("Score floor: deviation between floors")
   ax.grid(True, which="both", alpha=0.3)
   ax.legend()
-  fig.tight_layout()
-  fig.savefig(path)
-  plt.close(fig)
+  outputs.save(fig, path)
 
 
 def main(argv):
@@ -223,22 +220,19 @@ def main(argv):
                 f"{'-' if devmax is None else f'{devmax:.3e}'} |")
       dec_rows.append(f"{fa},{fb},{fmax},{bmin},{devmax}")
     md.append("")
-  with open(os.path.join(wd, "floors.csv"), "w") as f:
-    f.write("floor_a,floor_b,B,max_relative_deviation\n")
-    f.write("\n".join(csv_rows) + "\n")
-  with open(os.path.join(wd, "decisions.csv"), "w") as f:
-    f.write("floor_a,floor_b,max_farkle_count,identical_from_B,max_dev\n")
-    f.write("\n".join(dec_rows) + "\n")
+  outputs.write_csv(os.path.join(wd, "floors.csv"),
+                    "floor_a,floor_b,B,max_relative_deviation", csv_rows)
+  outputs.write_csv(os.path.join(wd, "decisions.csv"),
+                    "floor_a,floor_b,max_farkle_count,identical_from_B,max_dev",
+                    dec_rows)
   _plot(os.path.join(wd, "floors.png"), curves)
   head = ["# Score floor experiment", "",
           f"`python experiments/score_floor.py --config "
-          f"{sys.argv[sys.argv.index('--config') + 1]} --workdir {wd} "
+          f"{outputs.config_arg()} --workdir {wd} "
           f"--floors={','.join(map(str, floors))}` ({time.time() - t0:.0f} s "
           "in this process, solves included when not resumed)", "",
           "Figure: floors.png; data: floors.csv, decisions.csv.", ""]
-  with open(os.path.join(wd, "floors.md"), "w") as f:
-    f.write("\n".join(head + md) + "\n")
-  print("\n".join(head + md))
+  outputs.write_report(os.path.join(wd, "floors.md"), head + md)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from ml_collections import config_flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import farkle_jax  # noqa: E402,F401
+import outputs  # noqa: E402
 from farkle_jax import checkpointing, solve, strategies  # noqa: E402
 
 
@@ -58,9 +59,7 @@ def thresholds(w0, layout, roll, batch: int = 2048):
 
 
 def _plot(path, first, layout):
-  import matplotlib
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
+  plt = outputs.pyplot()
   goal = layout.rules.goal
   fig, axes = plt.subplots(2, 3, figsize=(12, 7.2), dpi=72)
   cmap = plt.get_cmap("viridis").copy()
@@ -77,9 +76,7 @@ def _plot(path, first, layout):
     fig.colorbar(im, ax=ax, shrink=0.8)
   fig.suptitle(f"{layout.rules.name}: smallest turn total at which banking "
                "is optimal")
-  fig.tight_layout()
-  fig.savefig(path)
-  plt.close(fig)
+  outputs.save(fig, path)
 
 
 def main(argv):
@@ -103,7 +100,7 @@ def main(argv):
   zero = layout.index_of(0)
   md = ["# Where to roll", "",
         f"`python experiments/where_to_roll.py --config "
-        f"{sys.argv[sys.argv.index('--config') + 1]} --workdir {wd}` "
+        f"{outputs.config_arg()} --workdir {wd}` "
         f"({time.time() - t0:.0f} s in this process)", "",
         "Figure: where_to_roll.png (one panel per n; colour: the smallest "
         "turn total where banking is optimal; white: never bank short of "
@@ -123,9 +120,7 @@ def main(argv):
     md.append(f"- n = {n}: go for it at b = 0 from d = "
               f"{at_b0.min() if len(at_b0) else 'never'}; at d = 0 from "
               f"b = {at_d0.min() if len(at_d0) else 'never'}")
-  with open(os.path.join(wd, "where_to_roll.md"), "w") as f:
-    f.write("\n".join(md) + "\n")
-  print("\n".join(md))
+  outputs.write_report(os.path.join(wd, "where_to_roll.md"), md)
 
 
 if __name__ == "__main__":

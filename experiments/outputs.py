@@ -1,0 +1,43 @@
+"""Output helpers of the experiment scripts: figures, CSV files, reports."""
+
+from __future__ import annotations
+
+import sys
+
+
+def pyplot():
+  """matplotlib.pyplot on the file-only Agg backend (no display needed)."""
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  return plt
+
+
+def save(fig, path: str) -> None:
+  """Writes a figure and releases it."""
+  fig.tight_layout()
+  fig.savefig(path)
+  pyplot().close(fig)
+
+
+def write_csv(path: str, header: str, rows: list[str]) -> None:
+  with open(path, "w") as f:
+    f.write(header + "\n" + "".join(r + "\n" for r in rows))
+
+
+def write_report(path: str, lines: list[str], show: int | None = None
+                 ) -> None:
+  """Writes a markdown report and prints its first `show` lines (all)."""
+  with open(path, "w") as f:
+    f.write("\n".join(lines) + "\n")
+  print("\n".join(lines[:show]))
+
+
+def config_arg() -> str:
+  """The --config value this script was started with (for its report)."""
+  for i, a in enumerate(sys.argv):
+    if a == "--config" and i + 1 < len(sys.argv):
+      return sys.argv[i + 1]
+    if a.startswith("--config="):
+      return a.split("=", 1)[1]
+  return "?"
