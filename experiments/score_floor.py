@@ -204,13 +204,15 @@ def main(argv):
     curves.append((label, curve))
     csv_rows += [f"{fa},{fb},{b},{v:.6e}" for b, v in curve]
     region = identical_region(scores, dev, diffs)
-    rate = decay_per_500(curve)
+    tol = float(_CONFIG.value.solver.tol)
+    rate = decay_per_500(curve, floor_noise=10 * tol)
     md += [f"## {label}", "",
            f"Compared {dev.size:,} start-of-turn keys (all their in-turn "
            f"states) in {time.time() - t1:.0f} s. Largest relative deviation "
            f"over all of them: {dev.max():.3e}; at min(b, d) >= 0: "
-           f"{dict(curve)[0]:.3e}. It falls by a factor of {rate:.2f} per "
-           f"500 points of B (log-linear fit).", "",
+           f"{dict(curve)[0]:.3e}. Above 10x the solve tolerance ({10 * tol:g}; "
+           f"below it the deviation is convergence noise) it falls by a "
+           f"factor of {rate:.1f} per 500 points of B (log-linear fit).", "",
            f"States with differing decisions: {int((diffs > 0).sum()):,} "
            f"keys, {int(diffs.sum()):,} decisions.", "",
            "| max farkle count | identical for min(b, d) >= | largest "
