@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from farkle_jax import solve
 from farkle_jax import tables as tables_lib
 from farkle_jax.layout import N_DICE, StateLayout
 from farkle_jax.strategies import Strategy
@@ -112,6 +113,9 @@ def turn_outcomes(strategy: Strategy, layout: StateLayout,
   if classes is None:
     classes = np.unique(strategy.class_of_key)
   classes = np.asarray(classes)
+  # Host arrays: the bank distribution of every class and of every key.
+  need = 8 * (layout.num_rows + 1) * (len(classes) + layout.num_keys)
+  refuse_if_too_big(need, "the turn outcomes of a strategy")
   flat_opt = roll.opt_pts * N_DICE + roll.opt_next - 1
   per_class = flat_opt.size * (layout.num_rows + 1)
   batch = max(1, min(len(classes), BATCH_ELEMENTS // per_class))
@@ -136,6 +140,16 @@ def turn_outcomes(strategy: Strategy, layout: StateLayout,
     y[classes] = x
     res.append(y)
   return Outcomes(*res)
+
+
+def refuse_if_too_big(need: int, what: str) -> None:
+  """Raises solve.MemoryRefused when `need` bytes exceed what is available."""
+  have, where = solve.available_bytes()
+  if need > 0.8 * have:
+    raise solve.MemoryRefused(
+        f"{what} needs about {need / 2**30:.1f} GB but {where} is "
+        f"{have / 2**30:.1f} GB; use a higher rules.floor or a lower "
+        "rules.goal (fewer states)")
 
 
 def _expected(out: Outcomes, class_of_key: np.ndarray, other: np.ndarray,

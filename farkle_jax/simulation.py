@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from farkle_jax import evaluation
 from farkle_jax import tables as tables_lib
 from farkle_jax.layout import N_DICE, StateLayout
 from farkle_jax.strategies import Strategy
@@ -50,6 +51,9 @@ class Estimate(NamedTuple):
 def dense(strategy: Strategy, batch: int = 4096) -> Dense:
   """Materializes a strategy's policy (one row per class its keys use)."""
   used, inverse = np.unique(strategy.class_of_key, return_inverse=True)
+  rows = strategy.policy(used[:1])[0].shape[1]
+  evaluation.refuse_if_too_big(9 * 2 * len(used) * rows * N_DICE,
+                               f"the policy of {strategy.name!r}")
   prefer, bank = [], []
   for start in range(0, len(used), batch):
     p, b = strategy.policy(used[start:start + batch])

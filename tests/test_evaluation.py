@@ -76,3 +76,13 @@ def test_turn_outcomes_sum_to_one(tiny_runs):
   out = evaluation.turn_outcomes(opt, layout, roll)
   total = out.bank.sum(1) + out.win + out.farkle
   np.testing.assert_allclose(total, 1.0, atol=1e-12)
+
+
+def test_refuses_outcomes_that_do_not_fit(tiny_runs, monkeypatch):
+  from farkle_jax import solve
+  w0, layout, roll, _ = tiny_runs("minimal")
+  monkeypatch.setattr(solve, "available_bytes",
+                      lambda: (10_000, "available host memory"))
+  with pytest.raises(solve.MemoryRefused, match="rules.floor"):
+    evaluation.turn_outcomes(strategies.bank_at(layout, roll, 300), layout,
+                             roll)
