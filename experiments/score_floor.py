@@ -193,7 +193,7 @@ def main(argv):
     win = summary["first_player_win"]
     md.append(f"- L = {floor}: first-player win {win:.9f}, "
               f"{summary['iterations']} sweeps (`python -m farkle_jax.main "
-              f"--config <config> --workdir {path} "
+              f"--config {outputs.config_arg()} --workdir {path} "
               f"--config.rules.floor={floor}`)")
   md.append("")
   for (fa, ra), (fb, rb) in zip(zip(floors, runs), zip(floors[1:], runs[1:])):
