@@ -90,8 +90,7 @@ def _play(key, first_is_a, start, pols, roll_arrays, shape, sizes,
   T = rows - 1
   g = first_is_a.shape[0]
   mover = jnp.where(first_is_a, 0, 1)
-  score = jnp.broadcast_to(start, (g, 2)).astype(jnp.int32)  # [mover, other]
-  score = jnp.where(first_is_a[:, None], score, score)
+  score = jnp.broadcast_to(start, (g, 2)).astype(jnp.int32)  # [first, second]
   zeros = jnp.zeros(g, jnp.int32)
   # Scores and farkle counts by player: index 0 = A, 1 = B.
   own = jnp.where(first_is_a[:, None], score, score[:, ::-1])

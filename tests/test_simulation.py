@@ -32,3 +32,17 @@ def test_simulation_is_seeded(tiny_runs):
   one = simulation.simulate(a, a, layout, roll, 2000, seed=3)
   two = simulation.simulate(a, a, layout, roll, 2000, seed=3)
   assert one == two
+
+
+def test_simulation_from_a_komi_start(tiny_runs):
+  w0, layout, roll, _ = tiny_runs("facebook")
+  a = strategies.bank_at(layout, roll, 300)
+  b = strategies.max_score(layout, expected_score.solve(layout.rules, roll))
+  exact = evaluation.evaluate(a, b, layout, roll, start=(0, 300))
+  sim = simulation.simulate(a, b, layout, roll, GAMES, seed=11,
+                            start=(0, 300))
+  assert abs(sim.first - exact.first) < 3 * sim.first_se
+  assert abs(sim.second - exact.second) < 3 * sim.second_se
+  # A komi matters: the first player's chances differ from an even start.
+  even = evaluation.evaluate(a, b, layout, roll)
+  assert exact.first < even.first - 0.05
