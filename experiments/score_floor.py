@@ -93,21 +93,19 @@ def compare_runs(run_a, run_b, batch: int = 2048):
     groups.append((g.rows, jnp.asarray(dice[col:col + n_rows])))
     col += n_rows
   groups = tuple(groups)
+  padded = [la.padded_start(wa), lb.padded_start(wb)]
   out = [np.zeros(len(b)), np.zeros(len(b), np.int64)]
   start = time.time()
   for s in range(0, len(b), batch):
     sl = slice(s, s + batch)
     vals, banks = [], []
-    for w0, lay in ((wa, la), (wb, lb)):
+    for w0, lay, pad in ((wa, la, padded[0]), (wb, lb, padded[1])):
       off = (low - lay.rules.low) // unit
       keys = np.ravel_multi_index((b[sl] + off, d[sl] + off, f[sl], e[sl]),
                                   lay.key_shape)
       rows = bellman.turn_values(w0, keys, lay, roll)[:la.goal - low // unit + 1]
       fields = np.unravel_index(keys, lay.key_shape)
-      pad = np.pad(w0, ((0, 0), (0, lay.bank_padding()), (0, 0), (0, 0)))
-      t = np.arange(rows.shape[0])
-      base = lay.bank_base(fields)
-      banks.append(1 - pad.reshape(-1)[base[None] + t[:, None] * F * F])
+      banks.append(lay.bank_values(pad, fields, rows.shape[0]).T)
       vals.append(rows)
     T1 = min(v.shape[0] for v in vals)
     t_max = la.t_max(b[sl] + (low - la.rules.low) // unit)
@@ -229,10 +227,8 @@ def main(argv):
                     dec_rows)
   _plot(os.path.join(wd, "floors.png"), curves)
   head = ["# Score floor experiment", "",
-          f"`python experiments/score_floor.py --config "
-          f"{outputs.config_arg()} --workdir {wd} "
-          f"--floors={','.join(map(str, floors))}` ({time.time() - t0:.0f} s "
-          "in this process, solves included when not resumed)", "",
+          outputs.command_line(time.time() - t0,
+                               "solves included when not resumed"), "",
           "Figure: floors.png; data: floors.csv, decisions.csv.", ""]
   outputs.write_report(os.path.join(wd, "floors.md"), head + md)
 

@@ -152,56 +152,63 @@ def refuse_if_too_big(need: int, what: str) -> None:
         "rules.goal (fewer states)")
 
 
-def _expected(out: Outcomes, class_of_key: np.ndarray, other: np.ndarray,
-              layout: StateLayout, keys: np.ndarray | slice = slice(None)
-              ) -> np.ndarray:
-  """sum over outcomes of P(outcome) * (1 - other's value after it)."""
+def _bank_and_win(out: Outcomes, class_of_key: np.ndarray,
+                  padded: np.ndarray, layout: StateLayout,
+                  keys: np.ndarray | slice = slice(None)) -> np.ndarray:
+  """P(win) + sum_t P(bank t) (1 - the other's value after the bank).
+
+  Args:
+    padded: `layout.padded_start` of the other player's values.
+  """
   fields = np.unravel_index(np.arange(layout.num_keys)[keys],
                             layout.key_shape)
   c = class_of_key[keys]
-  F, E = layout.key_shape[2:]
-  pad = np.pad(other, ((0, 0), (0, layout.bank_padding()), (0, 0), (0, 0)))
-  pad = pad.reshape(-1)
-  T1 = out.bank.shape[1]
-  base = layout.bank_base(fields)
-  after_bank = 1 - pad[base[:, None] + np.arange(T1)[None] * F * E]
-  value = out.win[c] + (out.bank[c] * after_bank).sum(1)
-  value += out.farkle[c] * (1 - other.reshape(-1)[layout.farkle_index(fields)])
-  return value
+  after_bank = layout.bank_values(padded, fields, out.bank.shape[1])
+  return out.win[c] + (out.bank[c] * after_bank).sum(1)
 
 
 def _solve_levels(out_a, cls_a, out_b, cls_b, layout):
-  """Exact values without a penalty: score-sum levels from the top."""
-  N = layout.num_scores
-  a = np.zeros((N, N, 1, 1))
-  b = np.zeros((N, N, 1, 1))
+  """Exact values without a penalty: score-sum levels from the top.
+
+  The values live in W0 arrays padded for bank lookups, filled in place.
+  """
+  N, width = layout.num_scores, layout.num_scores + layout.bank_padding()
+  pad_a = np.zeros((N, width, 1, 1))
+  pad_b = np.zeros((N, width, 1, 1))
+  flat_a, flat_b = pad_a.reshape(-1), pad_b.reshape(-1)   # views
   fa, fb = out_a.farkle[cls_a], out_b.farkle[cls_b]
   for s in range(2 * N - 2, -1, -1):
     bi = np.arange(max(0, s - N + 1), min(s, N - 1) + 1)
     keys = bi * N + (s - bi)
-    swap = (s - bi) * N + bi
-    # Contributions of wins and banks (higher levels, final), no farkle.
-    ca = _expected(out_a, cls_a, b, layout, keys) - fa[keys] * (
-        1 - b.reshape(-1)[swap])
-    cb = _expected(out_b, cls_b, a, layout, keys) - fb[keys] * (
-        1 - a.reshape(-1)[swap])
+    # Wins and banks lead to higher levels, already final.
+    ca = _bank_and_win(out_a, cls_a, flat_b, layout, keys)
+    cb = _bank_and_win(out_b, cls_b, flat_a, layout, keys)
     # a_k = ca_k + fa_k (1 - b_swap); b_swap = cb_swap + fb_swap (1 - a_k).
     # Within a level the swap of keys[i] is keys[-1 - i].
     pa, pb = fa[keys], fb[keys]
-    a.reshape(-1)[keys] = (ca + pa * (1 - cb[::-1] - pb[::-1])) / (
-        1 - pa * pb[::-1])
-    b.reshape(-1)[keys] = (cb + pb * (1 - ca[::-1] - pa[::-1])) / (
-        1 - pb * pa[::-1])
-  return a, b
+    at = bi * width + (s - bi)
+    flat_a[at] = (ca + pa * (1 - cb[::-1] - pb[::-1])) / (1 - pa * pb[::-1])
+    flat_b[at] = (cb + pb * (1 - ca[::-1] - pa[::-1])) / (1 - pb * pa[::-1])
+  return (np.ascontiguousarray(pad_a[:, :N]),
+          np.ascontiguousarray(pad_b[:, :N]))
 
 
 def _iterate(out_a, cls_a, out_b, cls_b, layout, tol, max_iter):
   """Gauss-Seidel policy evaluation to an absolute tolerance."""
   a = np.full(layout.key_shape, 0.5)
   b = np.full(layout.key_shape, 0.5)
+  fields = np.unravel_index(np.arange(layout.num_keys), layout.key_shape)
+  after_farkle = layout.farkle_index(fields)
+  fa, fb = out_a.farkle[cls_a], out_b.farkle[cls_b]
+
+  def turn(out, cls, f, other):
+    value = _bank_and_win(out, cls, layout.padded_start(other), layout)
+    value += f * (1 - other.reshape(-1)[after_farkle])
+    return value.reshape(layout.key_shape)
+
   for _ in range(max_iter):
-    new_a = _expected(out_a, cls_a, b, layout).reshape(layout.key_shape)
-    new_b = _expected(out_b, cls_b, new_a, layout).reshape(layout.key_shape)
+    new_a = turn(out_a, cls_a, fa, b)
+    new_b = turn(out_b, cls_b, fb, new_a)
     change = max(np.abs(new_a - a).max(), np.abs(new_b - b).max())
     a, b = new_a, new_b
     if change < tol:

@@ -155,6 +155,25 @@ class StateLayout:
     width = D + self.bank_padding()
     return np.asarray(((d * width + b) * F + e) * E, np.int32)
 
+  def padded_start(self, w0: np.ndarray) -> np.ndarray:
+    """W0 [B, D, F, E] with the zero columns of `bank_padding`, flattened:
+    the vector `bank_base` indexes (NumPy twin of bellman.padded_start)."""
+    pad = ((0, 0), (0, self.bank_padding()), (0, 0), (0, 0))
+    return np.pad(np.asarray(w0), pad).reshape(-1)
+
+  def bank_values(self, padded: np.ndarray, fields, rows: int) -> np.ndarray:
+    """[k, rows] value to the banker of banking t = 0 .. rows - 1 units from
+    keys `fields`: 1 - W0 of the opponent's next key, 1 where it wins.
+
+    Args:
+      padded: `padded_start(w0)`.
+      fields: (b, d, f, e) index arrays of the k keys.
+      rows: number of turn totals.
+    """
+    F, E = self.key_shape[2:]
+    t = np.arange(rows)
+    return 1 - padded[self.bank_base(fields)[:, None] + t[None, :] * F * E]
+
   def chunk_top_row(self) -> np.ndarray:
     """[C] highest row any key of the chunk needs (rows above are terminal)."""
     b = self.key_fields()[0].reshape(self.num_chunks, self.chunk_keys)

@@ -81,17 +81,14 @@ def optimal(w0: np.ndarray, layout: StateLayout,
   """
   w0 = np.asarray(w0)
   fields_all = np.unravel_index(np.arange(layout.num_keys), layout.key_shape)
-  pad = np.pad(w0, ((0, 0), (0, layout.bank_padding()), (0, 0), (0, 0)))
-  pad = pad.reshape(-1)
-  F, E = layout.key_shape[2:]
+  padded = layout.padded_start(w0)
   t = np.arange(layout.num_rows + 1)
 
   def policy(classes):
     values = bellman.turn_values(w0, classes, layout, roll)   # [T+1, 6, k]
     values = np.moveaxis(values, -1, 0)                       # [k, T+1, 6]
     fields = tuple(f[classes] for f in fields_all)
-    base = layout.bank_base(fields)
-    bank_value = 1 - pad[base[:, None] + t[None, :] * F * E]  # [k, T+1]
+    bank_value = layout.bank_values(padded, fields, len(t))   # [k, T+1]
     bank = ((t[None, :] >= layout.bank_min)[..., None]
             & (bank_value[..., None] >= values))
     return values, bank
