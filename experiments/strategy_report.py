@@ -22,6 +22,7 @@ from ml_collections import config_flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import farkle_jax  # noqa: E402,F401
+import outputs  # noqa: E402
 from farkle_jax import analysis, checkpointing, configuration  # noqa: E402
 from farkle_jax import evaluation, expected_score, memorable  # noqa: E402
 from farkle_jax import simulation, solve  # noqa: E402
@@ -45,9 +46,7 @@ def main(argv):
   ctx = analysis.Context(layout, roll, w0)
   name = layout.rules.name
   md = [f"# Strategy report: rules `{name}` (goal {layout.rules.goal})", "",
-        f"Command: `python experiments/strategy_report.py --config "
-        f"{sys.argv[sys.argv.index('--config') + 1]} --workdir {workdir} "
-        f"--games {_GAMES.value}`", ""]
+        f"Command: {outputs.command_line()}", ""]
   rep = {"rules": layout.rules.to_dict()}
 
   sol = ctx.sol
@@ -120,7 +119,7 @@ def main(argv):
            "first), seed = row number.", "",
            "| A vs optimal | simulated first | exact | z | simulated second "
            "| exact | z | seconds |", "|---|---|---|---|---|---|---|---|"]
-    dense_opt = simulation.dense(opt)
+    dense_opt = simulation.dense(opt, layout)
     rep["simulation"] = {}
     for seed, s in enumerate(names):
       t0 = time.time()

@@ -47,13 +47,11 @@ _K_MAX = flags.DEFINE_integer("k_max", 1000, "komi: largest komi, points.")
 
 def _context(config, workdir, need_optimal):
   rules, _ = configuration.check(config)
-  layout = StateLayout(rules)
-  roll = tables_lib.build(rules)
-  w0 = None
-  if need_optimal:
-    if not workdir:
-      raise analysis.StrategyError("the optimal strategy needs --workdir")
-    w0, layout, roll, _ = solve.ensure(config, workdir)
+  if not need_optimal:
+    return analysis.Context(StateLayout(rules), tables_lib.build(rules))
+  if not workdir:
+    raise analysis.StrategyError("the optimal strategy needs --workdir")
+  w0, layout, roll, _ = solve.ensure(config, workdir)
   return analysis.Context(layout, roll, w0)
 
 

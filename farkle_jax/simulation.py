@@ -48,10 +48,12 @@ class Estimate(NamedTuple):
     return 0.5 * math.hypot(self.first_se, self.second_se)
 
 
-def dense(strategy: Strategy, batch: int = 4096) -> Dense:
+def dense(strategy: Strategy, layout: StateLayout, batch: int = 4096
+          ) -> Dense:
   """Materializes a strategy's policy (one row per class its keys use)."""
   used, inverse = np.unique(strategy.class_of_key, return_inverse=True)
-  rows = strategy.policy(used[:1])[0].shape[1]
+  rows = layout.num_rows + 1
+  # float64 preferences and bool flags, and their concatenated copy.
   evaluation.refuse_if_too_big(9 * 2 * len(used) * rows * N_DICE,
                                f"the policy of {strategy.name!r}")
   prefer, bank = [], []
@@ -168,8 +170,8 @@ def simulate(a: Strategy | Dense, b: Strategy | Dense, layout: StateLayout,
     start: banked scores (points) of the first and second player.
     batch: games per jitted batch.
   """
-  a = a if isinstance(a, Dense) else dense(a)
-  b = b if isinstance(b, Dense) else dense(b)
+  a = a if isinstance(a, Dense) else dense(a, layout)
+  b = b if isinstance(b, Dense) else dense(b, layout)
   pols = tuple((jnp.asarray(p.class_of_key), jnp.asarray(p.prefer),
                 jnp.asarray(p.bank)) for p in (a, b))
   cdf, ids = _roll_sampler(roll)
