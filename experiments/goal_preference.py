@@ -105,10 +105,8 @@ def main(argv):
                     rows)
   _plot(os.path.join(wd, "goals.png"), counts)
   md = ["# Goal-score experiment", "",
-        f"`python experiments/goal_preference.py --config "
-        f"{outputs.config_arg()} --workdir {wd} "
-        f"--goals={','.join(_GOALS.value)}` ({time.time() - t0:.0f} s in "
-        "this process, solves included when not resumed)", "",
+        outputs.command_line(time.time() - t0,
+                             "solves included when not resumed"), "",
         f"Opening turn (b = d = 0), reachable states with 0 < t <= "
         f"{_T_LAST.value}: pairs ranked in opposite order by the win "
         "probability and by the maximum expected score of the turn. "

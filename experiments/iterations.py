@@ -112,11 +112,7 @@ def main(argv):
   any_summary = next(iter(summaries.values()))
   tol, norm = any_summary["tol"], any_summary["norm"]
   md = ["# Iterations experiment", "",
-        f"`python experiments/iterations.py --config "
-        f"{outputs.config_arg()} --workdir {wd} "
-        f"--methods={','.join(_METHODS.value)}`"
-        + "".join(f" --run {k}={v}" for k, v in given.items())
-        + f" ({time.time() - t0:.0f} s in this process)", "",
+        outputs.command_line(time.time() - t0), "",
         f"Rules {any_summary['rules']['name']}, goal "
         f"{any_summary['rules']['goal']}, floor "
         f"{any_summary['rules']['floor']}; {any_summary['model_states']:,} "

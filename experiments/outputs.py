@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 
 
@@ -41,3 +42,13 @@ def config_arg() -> str:
     if a.startswith("--config="):
       return a.split("=", 1)[1]
   return "?"
+
+
+def command_line(seconds: float | None = None, note: str = "") -> str:
+  """The command this script was started with (and its runtime), as a
+  markdown line for its report."""
+  command = f"`python {shlex.join(sys.argv)}`"
+  if seconds is None:
+    return command
+  extra = f", {note}" if note else ""
+  return f"{command} ({seconds:.0f} s in this process{extra})"

@@ -99,9 +99,7 @@ def main(argv):
   _plot(os.path.join(wd, "where_to_roll.png"), first, layout)
   zero = layout.index_of(0)
   md = ["# Where to roll", "",
-        f"`python experiments/where_to_roll.py --config "
-        f"{outputs.config_arg()} --workdir {wd}` "
-        f"({time.time() - t0:.0f} s in this process)", "",
+        outputs.command_line(time.time() - t0), "",
         "Figure: where_to_roll.png (one panel per n; colour: the smallest "
         "turn total where banking is optimal; white: never bank short of "
         "winning). Data: where_to_roll.csv.", "",
