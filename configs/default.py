@@ -6,7 +6,7 @@ the opening-turn table.
   python -m farkle_jax.main --config configs/default.py --workdir runs/default
 """
 
-from farkle_jax import configuration
+from farkle_jax.solver import configuration
 
 
 def get_config():

@@ -3,7 +3,7 @@
   python -m farkle_jax.main --config configs/facebook.py --workdir runs/facebook
 """
 
-from farkle_jax import configuration
+from farkle_jax.solver import configuration
 
 
 def get_config():

@@ -4,7 +4,7 @@
   python -m farkle_jax.main --config configs/tiny.py:minimal --workdir /tmp/t
 """
 
-from farkle_jax import configuration
+from farkle_jax.solver import configuration
 
 
 def get_config(preset="facebook"):

@@ -1,7 +1,7 @@
 """Strategy analysis from the command line.
 
   python -m farkle_jax.analyze maxscore --config configs/minimal.py
-  python -m farkle_jax.analyze memorize --config configs/minimal.py
+  python -m farkle_jax.analyze memorized --config configs/minimal.py
   python -m farkle_jax.analyze evaluate --config configs/minimal.py \
       --workdir runs/minimal --a maxscore --b optimal
   python -m farkle_jax.analyze simulate --config configs/minimal.py \
@@ -16,26 +16,28 @@ Commands that need the optimal strategy solve the config in --workdir first
 workdir, also written to workdir/analysis/<command>.json.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import time
+from typing import Callable, NamedTuple
 
 from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
-from farkle_jax import analysis, checkpointing, configuration, evaluation
-from farkle_jax import expected_score, memorable, simulation, solve
-from farkle_jax import tables as tables_lib
-from farkle_jax.layout import StateLayout
-
-COMMANDS = ("maxscore", "memorize", "evaluate", "simulate", "goforit", "komi")
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.solver import checkpointing, configuration, driver, memory
+from farkle_jax.strategy import catalog, evaluation, expected_score, figures
+from farkle_jax.strategy import go_for_it, komi, memorized, simulation
 
 _CONFIG = config_flags.DEFINE_config_file(
     "config", None, "Config file of the rules, e.g. configs/minimal.py.",
     lock_config=True)
 _WORKDIR = flags.DEFINE_string("workdir", None, "Solved (or to solve) run.")
-_A = flags.DEFINE_string("a", "maxscore", f"Strategy A: {analysis.NAMES}.")
+_A = flags.DEFINE_string("a", "maxscore", f"Strategy A: {catalog.NAMES}.")
 _B = flags.DEFINE_string("b", "optimal", "Strategy B (same names).")
 _START = flags.DEFINE_string("start", "0,0", "Banked scores of the first "
                              "and the second player, points.")
@@ -45,142 +47,160 @@ _SEED = flags.DEFINE_integer("seed", 0, "simulate: PRNG seed.")
 _K_MAX = flags.DEFINE_integer("k_max", 1000, "komi: largest komi, points.")
 
 
-def _context(config, workdir, need_optimal):
-  rules, _ = configuration.check(config)
-  if not need_optimal:
-    return analysis.Context(StateLayout(rules), tables_lib.build(rules))
-  if not workdir:
-    raise analysis.StrategyError("the optimal strategy needs --workdir")
-  w0, layout, roll, _ = solve.ensure(config, workdir)
-  return analysis.Context(layout, roll, w0)
+class Command(NamedTuple):
+  """A subcommand: whether it needs the optimal strategy, and its body
+  (context -> JSON-able results, printing as it goes)."""
+  needs_optimal: Callable[[], bool]
+  body: Callable[[catalog.Context], dict]
 
 
-def _maxscore(ctx, out):
-  sol = ctx.sol
-  reach = expected_score.reachable(ctx.roll, sol.cap + 1)
+def _maxscore(ctx: catalog.Context) -> dict:
+  fig = figures.max_score(ctx)
   print(f"maximum expected score, rules {ctx.layout.rules.name}: "
-        f"{sol.points_per_turn():.4f} points per turn, "
-        f"P(turn ends in a farkle) = {sol.farkle_rate():.6f}")
+        f"{fig.sol.points_per_turn():.4f} points per turn, "
+        f"P(turn ends in a farkle) = {fig.sol.farkle_rate():.6f}")
   print(f"V(n, t) = T(n, t) - t ('-': unreachable)\n"
-        f"{expected_score.format_gain_table(sol, reach, _T_LAST.value)}")
-  th = expected_score.thresholds(sol, reach)
-  for n in range(6, 0, -1):
-    first, again = th[n]
+        f"{expected_score.format_gain_table(fig.sol, fig.reach, _T_LAST.value)}")
+  for n in range(N_DICE, 0, -1):
+    first, again = fig.thresholds[n]
     print(f"n={n}: bank from t={first}"
           + (f"; rolling optimal again at {again}" if again else ""))
-  out.update(points_per_turn=sol.points_per_turn(),
-             farkle_rate=sol.farkle_rate(),
-             thresholds={n: {"bank_from": th[n][0], "roll_again": th[n][1]}
-                         for n in th})
+  return fig.as_dict()
 
 
-def _memorize(ctx, out):
-  table = ctx.table()
-  dep = memorable.departures(ctx.sol, table, ctx.roll)
-  print(memorable.format_table(table))
+def _memorized(ctx: catalog.Context) -> dict:
+  fig = figures.memorized_play(ctx)
+  dep = fig.departures
+  print(memorized.format_table(fig.table))
   print(f"table play: {dep.points_per_turn:.6f} points per turn (optimum "
         f"{dep.optimum_per_turn:.6f}, loss "
         f"{dep.optimum_per_turn - dep.points_per_turn:.3e}); farkle rate "
         f"{dep.farkle_rate:.6f}; {dep.departures_per_turn:.3e} departing "
         f"decisions per turn ({dep.bank_departures} bank/roll and "
         f"{dep.choice_departures} scoring decisions differ)")
-  out.update(table={n + 1: p for n, p in enumerate(table.points)},
-             **dep._asdict())
+  return fig.as_dict()
 
 
-def _start():
+def _start() -> tuple[int, int]:
+  parts = _START.value.split(",")
   try:
-    s = tuple(int(v) for v in _START.value.split(","))
-    assert len(s) == 2
-  except (ValueError, AssertionError):
-    raise analysis.StrategyError(
-        f"--start={_START.value!r}: expected two scores like 0,500") from None
-  return s
+    start = tuple(int(v) for v in parts)
+  except ValueError:
+    start = ()
+  if len(start) != 2:
+    raise catalog.StrategyError(
+        f"--start={_START.value!r}: expected two scores like 0,500")
+  return start
 
 
-def _evaluate(ctx, out):
-  a, b = analysis.strategy(_A.value, ctx), analysis.strategy(_B.value, ctx)
+def _evaluate(ctx: catalog.Context) -> dict:
   t0 = time.time()
-  r = evaluation.evaluate(a, b, ctx.layout, ctx.roll, _start())
-  print(f"exact: P({a.name} beats {b.name}) = {r.first:.9f} as first player, "
-        f"{r.second:.9f} as second, {r.overall:.9f} overall "
+  r = figures.against(ctx, [_A.value], _B.value, _start())[_A.value]
+  print(f"exact: P({_A.value} beats {_B.value}) = {r.first:.9f} as first "
+        f"player, {r.second:.9f} as second, {r.overall:.9f} overall "
         f"({time.time() - t0:.1f} s)")
-  out.update(a=_A.value, b=_B.value, first=r.first, second=r.second,
-             overall=r.overall)
+  return dict(a=_A.value, b=_B.value, first=r.first, second=r.second,
+              overall=r.overall)
 
 
-def _simulate(ctx, out):
-  a, b = analysis.strategy(_A.value, ctx), analysis.strategy(_B.value, ctx)
+def _simulate(ctx: catalog.Context) -> dict:
+  if _GAMES.value < 2 or _GAMES.value % 2:
+    raise catalog.StrategyError(
+        f"--games={_GAMES.value}: expected an even number of games >= 2")
+  a, b = catalog.strategy(_A.value, ctx), catalog.strategy(_B.value, ctx)
   start = _start()
   exact = evaluation.evaluate(a, b, ctx.layout, ctx.roll, start)
   t0 = time.time()
-  e = simulation.simulate(a, b, ctx.layout, ctx.roll, _GAMES.value,
-                          _SEED.value, start)
+  est = simulation.simulate(a, b, ctx.layout, ctx.roll, _GAMES.value,
+                            _SEED.value, start)
   secs = time.time() - t0
-  rows = []
-  for label, x, se, ex in (("first", e.first, e.first_se, exact.first),
-                           ("second", e.second, e.second_se, exact.second),
-                           ("overall", e.overall, e.overall_se,
-                            exact.overall)):
-    z = (x - ex) / se
-    rows.append(dict(role=label, simulated=x, se=se, exact=ex, z=z))
-    print(f"{label:8s} simulated {x:.6f} +- {se:.6f}  exact {ex:.6f}  "
-          f"z = {z:+.2f}")
-  print(f"{e.games:,} games ({a.name} vs {b.name}, seed {_SEED.value}) in "
-        f"{secs:.1f} s, {e.games / secs:,.0f} games/s")
-  out.update(a=_A.value, b=_B.value, games=e.games, seed=_SEED.value,
-             seconds=secs, rows=rows)
+  rows = figures.compare(est, exact)
+  for c in rows:
+    print(f"{c.role:8s} simulated {c.simulated:.6f} +- {c.se:.6f}  exact "
+          f"{c.exact:.6f}  z = {c.z:+.2f}")
+  print(f"{est.games:,} games ({a.name} vs {b.name}, seed {_SEED.value}) in "
+        f"{secs:.1f} s, {est.games / secs:,.0f} games/s")
+  return dict(a=_A.value, b=_B.value, games=est.games, seed=_SEED.value,
+              seconds=secs, rows=[dict(c._asdict(), z=c.z) for c in rows])
 
 
-def _goforit(ctx, out):
-  opt = analysis.strategy(_B.value, ctx)
-  res = analysis.search_go_for_it(ctx, opt)
+def _goforit(ctx: catalog.Context) -> dict:
+  opp = catalog.strategy(_B.value, ctx)
+  res = go_for_it.search(ctx.layout, ctx.roll, ctx.sol, opp)
   r, base = res.result, res.baseline
-  print(f"best go-for-it against {opt.name}: B_n (n=1..6) = {res.b_min}, "
+  print(f"best go-for-it against {opp.name}: B_n (n=1..6) = {res.b_min}, "
         f"D_n = {res.d_min}\n  win rate {r.first:.6f} first, {r.second:.6f} "
         f"second, {r.overall:.6f} overall (maxscore: {base.first:.6f}, "
         f"{base.second:.6f}, {base.overall:.6f}); {res.evaluations} exact "
         f"evaluations in {res.seconds:.0f} s\n  strategy name: {res.name}")
-  out.update(b_min=res.b_min, d_min=res.d_min, name=res.name,
-             first=r.first, second=r.second, overall=r.overall,
-             maxscore=dict(first=base.first, second=base.second,
-                           overall=base.overall))
+  return dict(b_min=res.b_min, d_min=res.d_min, name=res.name,
+              first=r.first, second=r.second, overall=r.overall,
+              maxscore=dict(first=base.first, second=base.second,
+                            overall=base.overall))
 
 
-def _komi(ctx, out):
-  curve = analysis.komi(ctx.w0, ctx.layout, _K_MAX.value)
-  k, w = analysis.fairest(curve)
+def _komi(ctx: catalog.Context) -> dict:
+  if _K_MAX.value < 0:
+    raise catalog.StrategyError(
+        f"--k_max={_K_MAX.value}: expected a score of at least 0")
+  curve = komi.komi(ctx.w0, ctx.layout, _K_MAX.value)
+  k, w = komi.fairest(curve)
   print("    k  P(first player wins)")
   for kk, ww in curve:
     print(f"{kk:5d}  {ww:.6f}{'  <- fairest' if kk == k else ''}")
   print(f"fairest komi: {k} points (first player wins {w:.6f})")
-  out.update(curve=curve, fairest=k, fairest_win=w)
+  return dict(curve=curve, fairest=k, fairest_win=w)
+
+
+def _pair_needs_optimal() -> bool:
+  return catalog.needs_optimal(_A.value, _B.value)
+
+
+COMMANDS = {
+    "maxscore": Command(lambda: False, _maxscore),
+    "memorized": Command(lambda: False, _memorized),
+    "evaluate": Command(_pair_needs_optimal, _evaluate),
+    "simulate": Command(_pair_needs_optimal, _simulate),
+    "goforit": Command(lambda: catalog.needs_optimal(_B.value), _goforit),
+    "komi": Command(lambda: True, _komi),
+}
+
+
+def _context(config, workdir: str | None, need_optimal: bool
+             ) -> catalog.Context:
+  rules, _ = configuration.check(config)
+  if not need_optimal:
+    return catalog.Context(StateLayout(rules), roll_tables.build(rules))
+  if not workdir:
+    raise catalog.StrategyError("the optimal strategy needs --workdir")
+  run = driver.ensure(config, workdir)
+  return catalog.Context(run.layout, run.roll, run.w0)
+
+
+def _save(workdir: str, name: str, out: dict) -> None:
+  if name in ("evaluate", "simulate"):
+    name += "_" + "_vs_".join(
+        v.replace(":", "").replace("/", "_").replace(",", "-")
+        for v in (_A.value, _B.value))
+  path = os.path.join(workdir, "analysis")
+  os.makedirs(path, exist_ok=True)
+  with open(os.path.join(path, f"{name}.json"), "w") as f:
+    json.dump(out, f, indent=1, default=str)
 
 
 def main(argv):
   if len(argv) != 2 or argv[1] not in COMMANDS:
     raise app.UsageError(f"give one command: {' | '.join(COMMANDS)}")
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
-  cmd = argv[1]
-  need = cmd in ("komi", "goforit") or (
-      cmd in ("evaluate", "simulate") and "optimal" in (_A.value, _B.value))
-  out = {"command": cmd}
+  name, command = argv[1], COMMANDS[argv[1]]
   try:
-    ctx = _context(_CONFIG.value, _WORKDIR.value, need)
-    globals()["_" + cmd](ctx, out)
-  except (configuration.ConfigError, solve.MemoryRefused,
-          checkpointing.CheckpointMismatch, analysis.StrategyError) as e:
+    ctx = _context(_CONFIG.value, _WORKDIR.value, command.needs_optimal())
+    out = {"command": name, **command.body(ctx)}
+  except (configuration.ConfigError, memory.MemoryRefused,
+          checkpointing.CheckpointMismatch, catalog.StrategyError) as e:
     raise SystemExit(f"error: {e}") from None
   if _WORKDIR.value:
-    path = os.path.join(_WORKDIR.value, "analysis")
-    os.makedirs(path, exist_ok=True)
-    name = cmd
-    if cmd in ("evaluate", "simulate"):
-      name += "_" + "_vs_".join(
-          v.replace(":", "").replace("/", "_").replace(",", "-")
-          for v in (_A.value, _B.value))
-    with open(os.path.join(path, f"{name}.json"), "w") as f:
-      json.dump(out, f, indent=1, default=str)
+    _save(_WORKDIR.value, name, out)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
-from farkle_jax import checkpointing, configuration, solve
+from farkle_jax.solver import checkpointing, configuration, memory, results
+from farkle_jax.solver import driver
 
 _CONFIG = config_flags.DEFINE_config_file(
     "config", None, "Config file, e.g. configs/default.py.", lock_config=True)
@@ -23,8 +24,8 @@ def main(argv):
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   try:
-    summary = solve.run(_CONFIG.value, _WORKDIR.value)
-  except (configuration.ConfigError, solve.MemoryRefused,
+    summary = driver.run(_CONFIG.value, _WORKDIR.value)
+  except (configuration.ConfigError, memory.MemoryRefused,
           checkpointing.CheckpointMismatch) as e:
     raise SystemExit(f"error: {e}") from None
   print(f"first-player win probability: {summary['first_player_win']:.6f} "
@@ -33,7 +34,7 @@ def main(argv):
         f"{summary['final_residual']:.2e})")
   for sl in _CONFIG.value.slices:
     b, d, f, e = sl
-    with open(f"{_WORKDIR.value}/tables/turn_b{b}_d{d}_f{f}_e{e}.txt") as fh:
+    with open(results.table_name(_WORKDIR.value, b, d, f, e) + ".txt") as fh:
       print(fh.read())
   logging.info("results in %s", _WORKDIR.value)
 

@@ -12,7 +12,7 @@ import sys
 from absl import app, flags
 
 import farkle_jax  # noqa: F401  (enables float64)
-from farkle_jax import queries, solve
+from farkle_jax.solver import queries, results
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run.")
 _B = flags.DEFINE_integer("b", 0, "Banked score of the player to move.")
@@ -27,7 +27,7 @@ _JSON = flags.DEFINE_bool("json", False, "Print JSON instead of text.")
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  w0, layout, roll, _ = solve.load(_WORKDIR.value)
+  w0, layout, roll, _ = results.load(_WORKDIR.value)
   try:
     table = queries.turn_table(w0, layout, roll, _B.value, _D.value, _F.value,
                                _E.value, t_max=_T_MAX.value)

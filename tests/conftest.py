@@ -16,15 +16,15 @@ import pytest  # noqa: E402
 @pytest.fixture(scope="session")
 def tiny_runs(tmp_path_factory):
   """Solved tiny games (configs/tiny.py), by name: (w0, layout, roll)."""
-  from farkle_jax import solve
+  from farkle_jax.solver import driver, results
   from configs import tiny
   cache = {}
 
   def get(name):
     if name not in cache:
       workdir = str(tmp_path_factory.mktemp(f"tiny_{name}"))
-      solve.run(tiny.get_config(name), workdir)
-      cache[name] = solve.load(workdir)[:3] + (workdir,)
+      driver.run(tiny.get_config(name), workdir)
+      cache[name] = results.load(workdir)[:3] + (workdir,)
     return cache[name]
 
   return get

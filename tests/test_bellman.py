@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import reference
-from farkle_jax import bellman, queries, solve
-from farkle_jax.layout import N_DICE
+from farkle_jax.solver import bellman, driver, queries, results
+from farkle_jax.game.layout import N_DICE
 from configs import tiny
 
 
@@ -13,8 +13,8 @@ from configs import tiny
 def solved(request, tmp_path_factory):
   workdir = str(tmp_path_factory.mktemp(request.param))
   config = tiny.get_config(request.param)
-  solve.run(config, workdir)
-  w0, layout, roll, summary = solve.load(workdir)
+  driver.run(config, workdir)
+  w0, layout, roll, summary = results.load(workdir)
   ref_w0, ref_v = reference.solve(request.param, config.rules.goal,
                                   config.rules.floor)
   return request.param, w0, layout, roll, summary, ref_w0, ref_v
@@ -48,14 +48,25 @@ def test_values_are_probabilities_and_increase_with_turn_total(solved):
 
 def test_turn_table_actions(solved):
   name, w0, layout, roll, _, _, _ = solved
-  table = queries.turn_table(w0, layout, roll, 0, 0, 0, 0)
-  first = table["rows"][0]
+  top = int(layout.t_max(layout.index_of(0))) * 50
+  full = queries.turn_table(w0, layout, roll, 0, 0, 0, 0, t_max=top)
+  assert full["rows"][-1]["t"] == top
+  first = full["rows"][0]
   assert first["t"] == 0 and first["action"]["6"] == "roll"
   assert first["unreachable"] == [5, 4, 3, 2, 1]
-  last = table["rows"][-1]
-  top = int(layout.t_max(layout.index_of(0))) * 50
-  assert (all(a == "bank" for a in last["action"].values())
-          or last["t"] == top)
-  for row in table["rows"]:
+  for row in full["rows"]:
     if row["t"] < layout.rules.bank_minimum:
       assert set(row["action"].values()) == {"roll"}
+    # Bank exactly where banking is worth at least as much as rolling.
+    t = row["t"] // 50
+    if t >= layout.bank_min:
+      bank = 1 - w0[layout.index_of(0), t + layout.index_of(0), 0, 0] if (
+          t + layout.index_of(0) < layout.num_scores) else 1.0
+      for n, a in row["action"].items():
+        assert (a == "bank") == (row["W"][n] == bank)
+  # By default the table stops at the first total where every n banks.
+  all_bank = [i for i, r in enumerate(full["rows"])
+              if set(r["action"].values()) == {"bank"}]
+  assert all_bank, "every tiny game banks everywhere below its goal"
+  table = queries.turn_table(w0, layout, roll, 0, 0, 0, 0)
+  assert table["rows"] == full["rows"][:all_bank[0] + 1]

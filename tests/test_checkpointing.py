@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from farkle_jax import checkpointing
+from farkle_jax.solver import checkpointing
 
 
 def _like(x):

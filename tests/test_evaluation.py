@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 import reference
-from farkle_jax import evaluation, expected_score, strategies
+from farkle_jax.solver import memory
+from farkle_jax.strategy import evaluation, expected_score, go_for_it
+from farkle_jax.strategy import policies
 
 GOAL = 1000
 
@@ -21,8 +23,8 @@ def _ref_policy(name, bank_at=None):
 def test_threshold_and_maxscore_match_reference(name, tiny_runs):
   w0, layout, roll, _ = tiny_runs(name)
   sol = expected_score.solve(layout.rules, roll, cap=40_000)
-  a = strategies.bank_at(layout, roll, 300)
-  b = strategies.max_score(layout, sol)
+  a = policies.bank_at(layout, roll, 300)
+  b = policies.max_score(layout, sol)
   res = evaluation.evaluate(a, b, layout, roll)
   floor = layout.rules.low
   ref_a, ref_b = reference.evaluate(name, GOAL, floor, _ref_policy(name, 300),
@@ -37,7 +39,7 @@ def test_threshold_and_maxscore_match_reference(name, tiny_runs):
 @pytest.mark.parametrize("name", ["minimal", "facebook"])
 def test_optimal_against_itself_is_the_solver_value(name, tiny_runs):
   w0, layout, roll, _ = tiny_runs(name)
-  opt = strategies.optimal(w0, layout, roll)
+  opt = policies.optimal(w0, layout, roll)
   res = evaluation.evaluate(opt, opt, layout, roll)
   np.testing.assert_allclose(res.a_to_move, w0, rtol=0, atol=1e-12)
   np.testing.assert_allclose(res.b_to_move, w0, rtol=0, atol=1e-12)
@@ -46,8 +48,8 @@ def test_optimal_against_itself_is_the_solver_value(name, tiny_runs):
 @pytest.mark.parametrize("name", ["minimal", "facebook"])
 def test_optimal_gains_against_weaker_play(name, tiny_runs):
   w0, layout, roll, _ = tiny_runs(name)
-  opt = strategies.optimal(w0, layout, roll)
-  weak = strategies.bank_at(layout, roll, 300)
+  opt = policies.optimal(w0, layout, roll)
+  weak = policies.bank_at(layout, roll, 300)
   res = evaluation.evaluate(opt, weak, layout, roll)
   i = layout.index_of(0)
   assert res.first > w0[i, i, 0, 0] + 1e-3
@@ -58,8 +60,8 @@ def test_optimal_gains_against_weaker_play(name, tiny_runs):
 def test_level_solve_equals_iteration(tiny_runs):
   w0, layout, roll, _ = tiny_runs("minimal")
   sol = expected_score.solve(layout.rules, roll)
-  a = strategies.go_for_it(layout, sol, (700,) * 6, (600,) * 6)
-  b = strategies.optimal(w0, layout, roll)
+  a = go_for_it.go_for_it(layout, sol, (700,) * 6, (600,) * 6)
+  b = policies.optimal(w0, layout, roll)
   oa = evaluation.turn_outcomes(a, layout, roll)
   ob = evaluation.turn_outcomes(b, layout, roll)
   exact = evaluation.evaluate_outcomes(oa, a.class_of_key, ob,
@@ -72,17 +74,22 @@ def test_level_solve_equals_iteration(tiny_runs):
 
 def test_turn_outcomes_sum_to_one(tiny_runs):
   w0, layout, roll, _ = tiny_runs("facebook")
-  opt = strategies.optimal(w0, layout, roll)
+  opt = policies.optimal(w0, layout, roll)
   out = evaluation.turn_outcomes(opt, layout, roll)
   total = out.bank.sum(1) + out.win + out.farkle
   np.testing.assert_allclose(total, 1.0, atol=1e-12)
 
 
 def test_refuses_outcomes_that_do_not_fit(tiny_runs, monkeypatch):
-  from farkle_jax import solve
   w0, layout, roll, _ = tiny_runs("minimal")
-  monkeypatch.setattr(solve, "available_bytes",
-                      lambda: (10_000, "available host memory"))
-  with pytest.raises(solve.MemoryRefused, match="rules.floor"):
-    evaluation.turn_outcomes(strategies.bank_at(layout, roll, 300), layout,
+  asked = []
+
+  def available(on_device):
+    asked.append(on_device)
+    return 10_000, "available host memory"
+
+  monkeypatch.setattr(memory, "available_bytes", available)
+  with pytest.raises(memory.MemoryRefused, match="rules.floor"):
+    evaluation.turn_outcomes(policies.bank_at(layout, roll, 300), layout,
                              roll)
+  assert asked == [False]  # host arrays: compared with host memory

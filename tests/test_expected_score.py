@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import reference
-from farkle_jax import expected_score, rules, tables
+from farkle_jax.game import roll_tables, rules
+from farkle_jax.strategy import expected_score
 
 RULES = {"facebook": rules.facebook(), "minimal": rules.minimal()}
 
@@ -13,7 +14,7 @@ RULES = {"facebook": rules.facebook(), "minimal": rules.minimal()}
 @pytest.mark.parametrize("bank_at", [None, 500])
 def test_expected_score_matches_reference(name, bank_at):
   r = RULES[name]
-  roll = tables.build(r)
+  roll = roll_tables.build(r)
   sol = expected_score.solve(r, roll, bank_at=bank_at, cap=40_000)
   ref = reference.expected_turn(name, bank_at=bank_at, cap=40_000)
   for (n, t), v in ref.items():
@@ -24,7 +25,7 @@ def test_expected_score_matches_reference(name, bank_at):
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
 def test_cap_does_not_change_the_policy(name):
   r = RULES[name]
-  roll = tables.build(r)
+  roll = roll_tables.build(r)
   sol = expected_score.solve(r, roll)
   big = expected_score.solve(r, roll, cap=2 * sol.cap * sol.unit)
   half = sol.cap // 2
@@ -37,7 +38,7 @@ def test_farkle_rate_by_enumeration_of_one_roll():
   # Banking at any t > 0 ends every turn after one roll: P(farkle) is the
   # six-dice farkle probability and the mean is the mean best first score.
   r = rules.minimal()
-  roll = tables.build(r)
+  roll = roll_tables.build(r)
   sol = expected_score.solve(r, roll, bank_at=50)
   farkle, sets = reference.distribution("minimal", 6)
   assert abs(sol.farkle_rate() - float(farkle)) < 1e-15
@@ -47,7 +48,7 @@ def test_farkle_rate_by_enumeration_of_one_roll():
 
 def test_policy_evaluation_of_the_optimum_reproduces_it():
   r = RULES["facebook"]
-  roll = tables.build(r)
+  roll = roll_tables.build(r)
   sol = expected_score.solve(r, roll)
   again = expected_score.evaluate(sol, roll, sol.bank, sol.expected)
   np.testing.assert_allclose(again.expected, sol.expected, rtol=1e-12)
@@ -56,7 +57,7 @@ def test_policy_evaluation_of_the_optimum_reproduces_it():
 
 def test_thresholds_and_table_text():
   r = RULES["minimal"]
-  roll = tables.build(r)
+  roll = roll_tables.build(r)
   sol = expected_score.solve(r, roll)
   reach = expected_score.reachable(roll, sol.cap + 1)
   th = expected_score.thresholds(sol, reach)

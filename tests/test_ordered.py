@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import reference
-from farkle_jax import methods, ordered, tables
-from farkle_jax import rules as rules_lib
-from farkle_jax.layout import StateLayout
+from farkle_jax.game import roll_tables
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import configuration, methods, ordered
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GAMES = {
@@ -20,13 +21,23 @@ GAMES = {
 }
 
 
-def _solve(method, rules, tol=1e-15, **kw):
+def settings(**changes) -> configuration.Settings:
+  """Solver settings of an absolute tolerance, 200 sweeps in one call."""
+  config = configuration.base("minimal")
+  config.solver.norm = "absolute"
+  config.solver.sweeps_per_call = 200
+  return configuration.check(config)[1]._replace(**changes)
+
+
+def _solve(method, rules, tol=1e-15, b_group=0):
   layout = StateLayout(rules, chunk_keys=512)
-  m = methods.METHODS[method](layout, tables.build(rules), np.float64, False,
-                              200, tol, 0.5, **kw)
-  out = m.run(m.init(), float("inf"), 200)
+  chunk = methods.compile_chunk(
+      methods.build(layout, roll_tables.build(rules),
+                    settings(method=method, tol=tol, b_group=b_group)),
+      settings(tol=tol))
+  out = chunk.run(chunk.method.init(), float("inf"), 200)
   assert out.residual < tol
-  return m.start_values(out.state), out.done
+  return chunk.method.start_values(out.state), out.done
 
 
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
@@ -49,47 +60,49 @@ def test_sub_batch_size_does_not_change_values(b_group):
 
 def test_stages_cover_every_key_once():
   layout = StateLayout(GAMES["facebook"])
-  tabs, cfg = ordered.build(layout, b_group=4, devices=3)
-  keys = np.asarray(tabs.keys).ravel()
-  real = keys[keys != cfg.vector_size - 1]
+  stages, _ = ordered.build(layout, relative=False, b_group=4, devices=3)
+  keys = np.asarray(stages.keys).ravel()
+  real = keys[keys != layout.sink]
   assert len(real) == layout.num_keys == len(set(real))
-  assert tabs.keys.shape[1] % 3 == 0
+  assert stages.keys.shape[1] % 3 == 0
   # Every bank target of a stage lies in an earlier stage.
-  stage_of = np.full(cfg.vector_size, -1)
-  for s in range(tabs.keys.shape[0]):
-    stage_of[np.asarray(tabs.keys[s]).ravel()] = s
+  stage_of = np.full(layout.padded_size, -1)
+  for s in range(stages.keys.shape[0]):
+    stage_of[np.asarray(stages.keys[s]).ravel()] = s
   stage_of[-1] = -1
   B, D, F, E = layout.key_shape
   for b in (0, 7, 25):
     for d in (0, 13, 29):
-      here = stage_of[ordered.position(layout, b, d, 1, 2)]
+      here = stage_of[layout.padded_index(b, d, 1, 2)]
       for t in range(layout.bank_min, 30 - b):
-        there = stage_of[ordered.position(layout, d, b + t, 2, 0)]
+        there = stage_of[layout.padded_index(d, b + t, 2, 0)]
         assert there < here
 
 
 SHARDED = """
 import os, sys
-sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
 import jax
 jax.config.update("jax_num_cpu_devices", 4)
 import numpy as np, farkle_jax
-from farkle_jax import methods, tables, rules as R
-from farkle_jax.layout import StateLayout
-assert jax.device_count() == 4
+from farkle_jax.game import roll_tables, rules as R
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import methods, ordered
+from test_ordered import settings
+assert jax.device_count() == 4 and ordered.make_mesh().size == 4
 r = R.facebook(floor=-500, goal=1000)
-m = methods.Ordered(StateLayout(r), tables.build(r), np.float64, False, 100,
-                    1e-15, 0.5, b_group=4)
-assert m.mesh.size == 4
-out = m.run(m.init(), float("inf"), 100)
-np.save(sys.argv[1], m.start_values(out.state))
+s = settings(tol=1e-15, b_group=4)
+chunk = methods.compile_chunk(
+    methods.build(StateLayout(r, chunk_keys=512), roll_tables.build(r), s), s)
+out = chunk.run(chunk.method.init(), float("inf"), 200)
+np.save(sys.argv[1], chunk.method.start_values(out.state))
 """
 
 
 def test_sharded_over_four_devices_equals_single_device(tmp_path):
   path = str(tmp_path / "w0.npy")
   env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-  out = subprocess.run([sys.executable, "-c", SHARDED.format(root=ROOT), path],
+  out = subprocess.run([sys.executable, "-c", SHARDED.format(tests=os.path.join(ROOT, "tests")), path],
                        env=env, capture_output=True, text=True, timeout=600)
   assert out.returncode == 0, out.stderr[-3000:]
   single, _ = _solve("ordered", GAMES["facebook"], b_group=4)

@@ -3,10 +3,10 @@
 import json
 import os
 
-from farkle_jax import queries
-from farkle_jax import rules as rules_lib
-from farkle_jax import tables
-from farkle_jax.layout import StateLayout
+from farkle_jax.solver import queries
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import StateLayout
 
 PUBLISHED = json.load(open(os.path.join(os.path.dirname(__file__), "data",
                                         "published.json")))
@@ -15,7 +15,7 @@ PUBLISHED = json.load(open(os.path.join(os.path.dirname(__file__), "data",
 def test_opening_turn_unreachable_states_match_published():
   rules = rules_lib.facebook()
   layout = StateLayout(rules)
-  reach = queries.reachable(layout, tables.build(rules), layout.index_of(0))
+  reach = queries.reachable(layout, roll_tables.build(rules), layout.index_of(0))
   for row in PUBLISHED["facebook"]["opening_turn_slice"]["rows"]:
     t = row["t"] // 50
     unreachable = [n for n in range(6, 0, -1) if not reach[t, n - 1]]

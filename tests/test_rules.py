@@ -2,7 +2,7 @@
 
 import pytest
 
-from farkle_jax import rules as rules_lib
+from farkle_jax.game import rules as rules_lib
 
 
 @pytest.mark.parametrize("change,field", [

@@ -8,8 +8,8 @@ from fractions import Fraction
 import pytest
 
 import reference
-from farkle_jax import rules as rules_lib
-from farkle_jax import scoring
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game import scoring
 
 PUBLISHED = json.load(open(os.path.join(os.path.dirname(__file__), "data",
                                         "published.json")))

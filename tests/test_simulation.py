@@ -2,7 +2,8 @@
 
 import pytest
 
-from farkle_jax import evaluation, expected_score, simulation, strategies
+from farkle_jax.strategy import evaluation, expected_score, policies
+from farkle_jax.strategy import simulation
 
 GAMES = 200_000
 
@@ -11,9 +12,9 @@ GAMES = 200_000
 def test_simulation_agrees_with_exact_evaluation(name, tiny_runs):
   w0, layout, roll, _ = tiny_runs(name)
   sol = expected_score.solve(layout.rules, roll)
-  pairs = [(strategies.optimal(w0, layout, roll),) * 2,
-           (strategies.max_score(layout, sol),
-            strategies.bank_at(layout, roll, 400))]
+  pairs = [(policies.optimal(w0, layout, roll),) * 2,
+           (policies.max_score(layout, sol),
+            policies.bank_at(layout, roll, 400))]
   for seed, (a, b) in enumerate(pairs):
     exact = evaluation.evaluate(a, b, layout, roll)
     sim = simulation.simulate(a, b, layout, roll, GAMES, seed=seed)
@@ -28,7 +29,7 @@ def test_simulation_agrees_with_exact_evaluation(name, tiny_runs):
 
 def test_simulation_is_seeded(tiny_runs):
   w0, layout, roll, _ = tiny_runs("minimal")
-  a = strategies.bank_at(layout, roll, 300)
+  a = policies.bank_at(layout, roll, 300)
   one = simulation.simulate(a, a, layout, roll, 2000, seed=3)
   two = simulation.simulate(a, a, layout, roll, 2000, seed=3)
   assert one == two
@@ -36,8 +37,8 @@ def test_simulation_is_seeded(tiny_runs):
 
 def test_simulation_from_a_komi_start(tiny_runs):
   w0, layout, roll, _ = tiny_runs("facebook")
-  a = strategies.bank_at(layout, roll, 300)
-  b = strategies.max_score(layout, expected_score.solve(layout.rules, roll))
+  a = policies.bank_at(layout, roll, 300)
+  b = policies.max_score(layout, expected_score.solve(layout.rules, roll))
   exact = evaluation.evaluate(a, b, layout, roll, start=(0, 300))
   sim = simulation.simulate(a, b, layout, roll, GAMES, seed=11,
                             start=(0, 300))

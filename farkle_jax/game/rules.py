@@ -1,4 +1,4 @@
-"""Farkle rule sets as data.
+"""Farkle rule sets as data (docs/model.md §1).
 
 A `Rules` value describes one rule set completely: how dice score, when a turn
 may be banked, the farkle penalty, the goal and the score floor that keeps the

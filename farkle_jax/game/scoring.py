@@ -1,4 +1,5 @@
-"""Exact combinatorics of one roll: combinations, scoring choices, score sets.
+"""Exact combinatorics of one roll (docs/model.md §1): combinations, scoring
+choices, score sets.
 
 A roll of n dice is a multiset, written as a count vector `c` (c[i] = number of
 dice showing face i+1). A scoring choice sets aside a sub-multiset `u` of the
@@ -19,7 +20,7 @@ import math
 from fractions import Fraction
 from typing import NamedTuple
 
-from farkle_jax.rules import Rules
+from farkle_jax.game.rules import Rules
 
 Counts = tuple[int, int, int, int, int, int]
 

@@ -10,13 +10,13 @@ import time
 import numpy as np
 import pytest
 
-from farkle_jax import configuration, solve
+from farkle_jax.solver import configuration, driver, memory
 from configs import tiny
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAIN = [sys.executable, "-m", "farkle_jax.main",
         "--config", "configs/tiny.py:facebook",
-        "--config.checkpoint.every=1", "--config.solver.iterations_per_call=1"]
+        "--config.checkpoint.every=1", "--config.solver.sweeps_per_call=1"]
 
 
 def _main(workdir, method):
@@ -61,10 +61,10 @@ def test_resume_after_sigkill_gives_identical_values(tmp_path, method,
 def test_checkpoint_of_other_rules_is_refused(tmp_path):
   config = tiny.get_config("facebook")
   config.solver.max_iterations = 2
-  solve.run(config, str(tmp_path))
+  driver.run(config, str(tmp_path))
   config.rules.floor = -250
   with pytest.raises(Exception, match="rules.floor: checkpoint -500, this run -250"):
-    solve.run(config, str(tmp_path))
+    driver.run(config, str(tmp_path))
 
 
 @pytest.mark.parametrize("field,value,match", [
@@ -83,7 +83,7 @@ def test_bad_config_fails_before_compute(tmp_path, field, value, match):
   section, _, name = field.rpartition(".")
   setattr(config[section] if section else config, name, value)
   with pytest.raises(configuration.ConfigError, match=match):
-    solve.run(config, str(tmp_path / "w"))
+    driver.run(config, str(tmp_path / "w"))
   assert not os.path.exists(tmp_path / "w")
 
 
@@ -93,8 +93,8 @@ def test_run_that_cannot_fit_is_refused_with_a_setting_that_would(tmp_path):
   config.rules.floor = -10_000
   config.solver.method = "value_iteration"  # the full state array
   config.memory_limit_gb = 12.0
-  with pytest.raises(solve.MemoryRefused, match=r"rules.floor=-\d+"):
-    solve.run(config, str(tmp_path / "w"))
+  with pytest.raises(memory.MemoryRefused, match=r"rules.floor=-\d+"):
+    driver.run(config, str(tmp_path / "w"))
   assert not os.path.exists(tmp_path / "w")
 
 
@@ -102,11 +102,11 @@ def test_ensure_loads_a_finished_run_without_solving(tiny_runs, monkeypatch):
   w0, layout, _, workdir = tiny_runs("minimal")
   def fail(*a, **k):
     raise AssertionError("solved again")
-  monkeypatch.setattr(solve, "run", fail)
-  again, lay, _, summary = solve.ensure(tiny.get_config("minimal"), workdir)
+  monkeypatch.setattr(driver, "run", fail)
+  again, lay, _, summary = driver.ensure(tiny.get_config("minimal"), workdir)
   np.testing.assert_array_equal(again, w0)
   assert summary["converged"]
   other = tiny.get_config("minimal")
   other.rules.goal = 1500          # other rules: must solve, not load
   with pytest.raises(AssertionError, match="solved again"):
-    solve.ensure(other, workdir)
+    driver.ensure(other, workdir)

@@ -1,4 +1,4 @@
-"""Strategies of the two-player game, as turn policies over the state layout.
+"""Strategies of the two-player game, as turn policies (docs/model.md §6.3).
 
 A strategy decides, in every in-turn state (b, d, f, e, t, n), whether to
 bank and, after a roll, which scoring to take. Here it is given per *class*
@@ -23,11 +23,11 @@ from typing import Callable
 
 import numpy as np
 
-from farkle_jax import bellman
-from farkle_jax import expected_score
-from farkle_jax import memorable
-from farkle_jax import tables as tables_lib
-from farkle_jax.layout import N_DICE, StateLayout
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import bellman
+from farkle_jax.strategy import expected_score
+from farkle_jax.strategy import memorized
 
 PolicyFn = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -49,7 +49,7 @@ class Strategy:
   policy: PolicyFn
 
 
-def _rows(layout: StateLayout, table: np.ndarray) -> np.ndarray:
+def layout_rows(layout: StateLayout, table: np.ndarray) -> np.ndarray:
   """Rows 0 .. T of a one-turn table [cap + 1, 6] (cap >= T)."""
   T = layout.num_rows
   if table.shape[0] < T + 1:
@@ -60,8 +60,8 @@ def _rows(layout: StateLayout, table: np.ndarray) -> np.ndarray:
 def _by_b(layout: StateLayout, name: str, prefer: np.ndarray,
           bank: np.ndarray) -> Strategy:
   """A strategy that ignores the scores (one class per banked score)."""
-  b = np.unravel_index(np.arange(layout.num_keys), layout.key_shape)[0]
-  prefer, bank = _rows(layout, prefer), _rows(layout, bank)
+  b = layout.key_fields()[0]
+  prefer, bank = layout_rows(layout, prefer), layout_rows(layout, bank)
 
   def policy(classes):
     k = len(classes)
@@ -73,14 +73,14 @@ def _by_b(layout: StateLayout, name: str, prefer: np.ndarray,
 
 
 def optimal(w0: np.ndarray, layout: StateLayout,
-            roll: tables_lib.RollTables) -> Strategy:
+            roll: roll_tables.RollTables) -> Strategy:
   """The win-maximizing strategy of a solved run (W0 [B, D, F, E]).
 
   Its turn values are rebuilt per batch of keys by one backward pass; it
   banks where banking is at least as good as rolling.
   """
   w0 = np.asarray(w0)
-  fields_all = np.unravel_index(np.arange(layout.num_keys), layout.key_shape)
+  fields_all = layout.key_fields()
   padded = layout.padded_start(w0)
   t = np.arange(layout.num_rows + 1)
 
@@ -103,7 +103,7 @@ def max_score(layout: StateLayout, sol: expected_score.TurnSolution,
   return _by_b(layout, name, sol.expected, sol.bank)
 
 
-def bank_at(layout: StateLayout, roll: tables_lib.RollTables,
+def bank_at(layout: StateLayout, roll: roll_tables.RollTables,
             threshold: int) -> Strategy:
   """Bank exactly when the turn total is at least `threshold` points (or
   when banking wins); scorings maximize the mean points of that rule."""
@@ -113,48 +113,8 @@ def bank_at(layout: StateLayout, roll: tables_lib.RollTables,
   return _by_b(layout, f"bank at {threshold}", sol.expected, sol.bank)
 
 
-def memorized(layout: StateLayout, table: memorable.Breakpoints) -> Strategy:
-  """The human-memorizable breakpoint table (see `memorable`)."""
-  prefer, bank = memorable.policy(table, layout.num_rows + 1)
+def play_memorized(layout: StateLayout,
+                   table: memorized.MemorizedTable) -> Strategy:
+  """Play by the memorized table (see `memorized`)."""
+  prefer, bank = memorized.policy(table, layout.num_rows + 1)
   return _by_b(layout, "memorized table", prefer, bank)
-
-
-def go_masks(layout: StateLayout, b_min: tuple[int, ...],
-             d_min: tuple[int, ...]) -> np.ndarray:
-  """[K] 6-bit masks: bit n - 1 set where, with n dice left, the player
-  never banks short of winning (own score >= b_min[n-1] or the opponent's
-  >= d_min[n-1], points)."""
-  b, d = np.unravel_index(np.arange(layout.num_keys), layout.key_shape)[:2]
-  b = (b + layout.low) * layout.unit
-  d = (d + layout.low) * layout.unit
-  mask = np.zeros(layout.num_keys, np.int32)
-  for n in range(1, N_DICE + 1):
-    go = (b >= b_min[n - 1]) | (d >= d_min[n - 1])
-    mask |= go.astype(np.int32) << (n - 1)
-  return mask
-
-
-def go_for_it(layout: StateLayout, sol: expected_score.TurnSolution,
-              b_min: tuple[int, ...], d_min: tuple[int, ...]) -> Strategy:
-  """Maximum expected score play, except that with n dice left it never
-  banks short of winning when b >= b_min[n-1] or d >= d_min[n-1]."""
-  b = np.unravel_index(np.arange(layout.num_keys), layout.key_shape)[0]
-  classes = b * 64 + go_masks(layout, b_min, d_min)
-  return go_for_it_classes(layout, sol, classes.astype(np.int32),
-                           f"go for it B={tuple(b_min)} D={tuple(d_min)}")
-
-
-def go_for_it_classes(layout: StateLayout, sol: expected_score.TurnSolution,
-                      class_of_key: np.ndarray, name: str) -> Strategy:
-  """Go-for-it strategy with classes b * 64 + mask (any masks)."""
-  prefer, bank = _rows(layout, sol.expected), _rows(layout, sol.bank)
-  bits = (np.arange(64)[:, None] >> np.arange(N_DICE)[None, :]) & 1
-
-  def policy(classes):
-    go = bits[np.asarray(classes) % 64].astype(bool)      # [k, 6]
-    k = len(classes)
-    return (np.broadcast_to(prefer, (k,) + prefer.shape),
-            bank[None] & ~go[:, None, :])
-
-  class_b = np.repeat(np.arange(layout.num_scores, dtype=np.int32), 64)
-  return Strategy(name, class_of_key, class_b, policy)

@@ -1,4 +1,5 @@
-"""The run configuration: defaults, and checks that fail before any compute.
+"""The run configuration: defaults, and checks that fail before any compute
+(tolerances and norms: docs/model.md §5).
 
 Config files in `configs/` start from `base(preset)` and override fields.
 `check(config)` validates every field and returns the parsed pieces; a bad
@@ -11,7 +12,7 @@ from typing import Any, NamedTuple
 
 import ml_collections
 
-from farkle_jax import rules as rules_lib
+from farkle_jax.game import rules as rules_lib
 
 METHODS = ("ordered", "value_iteration")
 NORMS = ("relative", "absolute")
@@ -28,7 +29,7 @@ class Settings(NamedTuple):
   tol: float
   norm: str
   max_iterations: int
-  iterations_per_call: int
+  sweeps_per_call: int
   chunk_keys: int
   b_group: int
   dtype: str
@@ -50,7 +51,7 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
       tol=1e-9,                   # stop when the max change is below this
       norm="relative",            # "relative" |dW|/W or "absolute" |dW|
       max_iterations=1000,
-      iterations_per_call=5,      # sweeps per jitted call (log/checkpoint)
+      sweeps_per_call=5,      # sweeps per jitted call (log/checkpoint)
       chunk_keys=2048,            # value_iteration: keys per chunk of a sweep
       b_group=0,                  # ordered: banked scores per sub-batch
                                   # (0: 16 on CPU, a whole stage otherwise)
@@ -102,7 +103,7 @@ def check(config: ml_collections.ConfigDict
     _fail("solver.tol", s.tol, ">= 1e-6 with solver.dtype='float32' "
           "(float32 holds about 7 significant digits); use float64")
   _number("solver.max_iterations", s.max_iterations, int, 1)
-  _number("solver.iterations_per_call", s.iterations_per_call, int, 1)
+  _number("solver.sweeps_per_call", s.sweeps_per_call, int, 1)
   _number("solver.chunk_keys", s.chunk_keys, int, 1)
   _number("solver.b_group", s.b_group, int, 0)
   _number("solver.init_value", s.init_value, (int, float), 0, 1)
@@ -127,7 +128,7 @@ def check(config: ml_collections.ConfigDict
   settings = Settings(
       method=s.method, tol=float(s.tol), norm=s.norm,
       max_iterations=s.max_iterations,
-      iterations_per_call=s.iterations_per_call, chunk_keys=s.chunk_keys,
+      sweeps_per_call=s.sweeps_per_call, chunk_keys=s.chunk_keys,
       b_group=s.b_group,
       dtype=s.dtype, init_value=float(s.init_value),
       checkpoint_every=config.checkpoint.every,

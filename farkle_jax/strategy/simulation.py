@@ -1,4 +1,4 @@
-"""Vectorized Monte Carlo play of two strategies (JAX, seeded).
+"""Vectorized Monte Carlo play of two strategies, seeded (docs/model.md §6.5).
 
 Every game of a batch advances one decision per step: bank, or roll (a
 farkle, or a score set drawn with its exact probability, then the scoring
@@ -17,10 +17,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from farkle_jax import evaluation
-from farkle_jax import tables as tables_lib
-from farkle_jax.layout import N_DICE, StateLayout
-from farkle_jax.strategies import Strategy
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.solver import memory
+from farkle_jax.strategy.policies import Strategy
 
 
 class Dense(NamedTuple):
@@ -54,8 +54,9 @@ def dense(strategy: Strategy, layout: StateLayout, batch: int = 4096
   used, inverse = np.unique(strategy.class_of_key, return_inverse=True)
   rows = layout.num_rows + 1
   # float64 preferences and bool flags, and their concatenated copy.
-  evaluation.refuse_if_too_big(9 * 2 * len(used) * rows * N_DICE,
-                               f"the policy of {strategy.name!r}")
+  need = 9 * 2 * len(used) * rows * N_DICE
+  for on_device in (False, True):
+    memory.check_arrays(need, f"the policy of {strategy.name!r}", on_device)
   prefer, bank = [], []
   for start in range(0, len(used), batch):
     p, b = strategy.policy(used[start:start + batch])
@@ -65,7 +66,7 @@ def dense(strategy: Strategy, layout: StateLayout, batch: int = 4096
                np.concatenate(bank))
 
 
-def _roll_sampler(roll: tables_lib.RollTables):
+def _roll_sampler(roll: roll_tables.RollTables):
   """[6, W] cumulative probabilities and row ids (-1: farkle) per n."""
   width = max(int((roll.set_dice == n).sum()) for n in range(1, 7)) + 1
   cdf = np.ones((N_DICE, width))
@@ -81,83 +82,100 @@ def _roll_sampler(roll: tables_lib.RollTables):
   return jnp.asarray(cdf), jnp.asarray(ids)
 
 
-@functools.partial(jax.jit, static_argnames=("shape", "sizes", "max_steps"))
-def _play(key, first_is_a, start, pols, roll_arrays, shape, sizes,
-          max_steps):
-  """Plays a batch of games to the end; returns (A won [G], steps)."""
-  (cls_a, pref_a, bank_a), (cls_b, pref_b, bank_b) = pols
+class _Games(NamedTuple):
+  """Loop state of a batch of games; players by index 0 = A, 1 = B."""
+  score: jax.Array    # [G, 2] int32 banked-score index of each player
+  farkles: jax.Array  # [G, 2] int32 farkle count of each player
+  mover: jax.Array    # [G] int32 player to move
+  t: jax.Array        # [G] int32 turn total, units
+  n: jax.Array        # [G] int32 dice to roll
+  done: jax.Array     # [G] bool
+  a_won: jax.Array    # [G] bool
+
+
+def _decide(pols, layout: StateLayout, k, t, n, t_opt, n_opt, mover):
+  """(preference [G, J] over the options, bank [G]) of the player to move."""
+  rows = layout.num_rows + 1
+  prefs, banks = [], []
+  for cls, pref, bank in pols:
+    c = cls[k] * rows * N_DICE
+    reached = layout.turn_offset(jnp.minimum(t_opt, layout.num_rows), n_opt)
+    prefs.append(pref.reshape(-1)[c[:, None] + reached])
+    banks.append(bank.reshape(-1)[c + layout.turn_offset(t, n)])
+  return (jnp.where((mover == 0)[:, None], *prefs),
+          jnp.where(mover == 0, *banks))
+
+
+def _step(games: _Games, u, pols, roll_arrays, layout: StateLayout
+          ) -> _Games:
+  """One decision of every live game, with uniforms u [G] for its roll."""
   cdf, ids, pts, nxt = roll_arrays
-  B, D, F, E = shape
-  rows, bank_min, low, goal, penalty = sizes
-  T = rows - 1
+  p, ar = games.mover, jnp.arange(games.mover.shape[0])
+  fields = (games.score[ar, p], games.score[ar, 1 - p],
+            games.farkles[ar, p], games.farkles[ar, 1 - p])
+  me, fm = fields[0], fields[2]
+  t, n = games.t, games.n
+  t_max = layout.t_max(me, jnp)
+  r = ids[n - 1, jnp.sum(u[:, None] >= cdf[n - 1], axis=1)]
+  farkled = r < 0
+  t_opt = t[:, None] + pts[jnp.maximum(r, 0)]                 # [G, J]
+  n_opt = nxt[jnp.maximum(r, 0)]
+  pref, banks = _decide(pols, layout, layout.key_index(*fields), t, n, t_opt,
+                        n_opt, p)
+  banks = banks & (t >= layout.bank_min)
+  j = jnp.argmax(jnp.where(t_opt > t_max[:, None], jnp.inf, pref), axis=1)
+  t_new = jnp.take_along_axis(t_opt, j[:, None], 1)[:, 0]
+  n_new = jnp.take_along_axis(n_opt, j[:, None], 1)[:, 0]
+  wins = ~banks & ~farkled & (t_new > t_max)
+  ends = banks | farkled
+  _, me_bank, _, fm_bank = layout.after_bank(fields, t)
+  _, me_farkle, _, fm_farkle = layout.farkle_fields(fields, jnp)
+  me_new = jnp.where(banks, me_bank, jnp.where(farkled, me_farkle, me))
+  fm_new = jnp.where(banks, fm_bank, jnp.where(farkled, fm_farkle, fm))
+  live = ~games.done
+
+  def upd(new, old):
+    return jnp.where(live, new, old)
+
+  return _Games(
+      score=games.score.at[ar, p].set(upd(me_new, me)),
+      farkles=games.farkles.at[ar, p].set(upd(fm_new, fm)),
+      mover=upd(jnp.where(ends, 1 - p, p), p),
+      t=upd(jnp.where(ends, 0, t_new), t),
+      n=upd(jnp.where(ends, N_DICE, n_new), n),
+      done=games.done | (live & wins),
+      a_won=games.a_won | (live & wins & (p == 0)))
+
+
+@functools.partial(jax.jit, static_argnames=("layout", "max_steps"))
+def _play(key, first_is_a, start, pols, roll_arrays, layout: StateLayout,
+          max_steps: int):
+  """Plays a batch of games to the end; returns (A won [G], done [G],
+  steps)."""
   g = first_is_a.shape[0]
-  mover = jnp.where(first_is_a, 0, 1)
   score = jnp.broadcast_to(start, (g, 2)).astype(jnp.int32)  # [first, second]
   zeros = jnp.zeros(g, jnp.int32)
-  # Scores and farkle counts by player: index 0 = A, 1 = B.
-  own = jnp.where(first_is_a[:, None], score, score[:, ::-1])
-  state = dict(score=own, fk=jnp.zeros((g, 2), jnp.int32), mover=mover,
-               t=zeros, n=zeros + N_DICE, done=jnp.zeros(g, bool),
-               a_won=jnp.zeros(g, bool))
-
-  def lookup(cls, pref, bank, k, t, n, t_opt, n_opt):
-    c = cls[k]
-    flat = pref.reshape(-1)
-    p = flat[(c[:, None] * rows + jnp.minimum(t_opt, T)) * N_DICE + n_opt - 1]
-    return p, bank.reshape(-1)[(c * rows + t) * N_DICE + n - 1]
+  games = _Games(score=jnp.where(first_is_a[:, None], score, score[:, ::-1]),
+                 farkles=jnp.zeros((g, 2), jnp.int32),
+                 mover=jnp.where(first_is_a, 0, 1), t=zeros,
+                 n=zeros + N_DICE, done=jnp.zeros(g, bool),
+                 a_won=jnp.zeros(g, bool))
 
   def step(carry):
-    s, i = carry
-    p = s["mover"]
-    ar = jnp.arange(g)
-    me, opp = s["score"][ar, p], s["score"][ar, 1 - p]
-    fm, fo = s["fk"][ar, p], s["fk"][ar, 1 - p]
-    k = ((me * D + opp) * F + fm) * E + fo
-    t, n = s["t"], s["n"]
-    t_max = jnp.maximum(bank_min - 1, goal - 1 - (me + low))
+    games, i = carry
     u = jax.random.uniform(jax.random.fold_in(key, i), (g,))
-    r = ids[n - 1, jnp.sum(u[:, None] >= cdf[n - 1], axis=1)]
-    farkled = r < 0
-    rr = jnp.maximum(r, 0)
-    t_opt = t[:, None] + pts[rr]                               # [g, J]
-    n_opt = nxt[rr]
-    pa, ba = lookup(cls_a, pref_a, bank_a, k, t, n, t_opt, n_opt)
-    pb, bb = lookup(cls_b, pref_b, bank_b, k, t, n, t_opt, n_opt)
-    pref = jnp.where((p == 0)[:, None], pa, pb)
-    banks = jnp.where(p == 0, ba, bb) & (t >= bank_min)
-    pref = jnp.where(t_opt > t_max[:, None], jnp.inf, pref)
-    j = jnp.argmax(pref, axis=1)
-    t_new = jnp.take_along_axis(t_opt, j[:, None], 1)[:, 0]
-    n_new = jnp.take_along_axis(n_opt, j[:, None], 1)[:, 0]
-    wins = ~banks & ~farkled & (t_new > t_max)
-    ends = banks | farkled
-    penal = farkled & (fm == F - 1) & (penalty > 0)
-    me_new = jnp.where(banks, me + t, jnp.where(penal, jnp.maximum(
-        0, me - penalty), me))
-    fm_new = jnp.where(banks, 0, jnp.where(farkled, (fm + 1) % F, fm))
-    live = ~s["done"]
-    upd = lambda new, old: jnp.where(live, new, old)
-    score = s["score"].at[ar, p].set(upd(me_new, me))
-    fk = s["fk"].at[ar, p].set(upd(fm_new, fm))
-    out = dict(
-        score=score, fk=fk,
-        mover=upd(jnp.where(ends, 1 - p, p), p),
-        t=upd(jnp.where(ends, 0, t_new), t),
-        n=upd(jnp.where(ends, N_DICE, n_new), n),
-        done=s["done"] | (live & wins),
-        a_won=s["a_won"] | (live & wins & (p == 0)))
-    return out, i + 1
+    return _step(games, u, pols, roll_arrays, layout), i + 1
 
   def cond(carry):
-    s, i = carry
-    return (i < max_steps) & ~s["done"].all()
+    games, i = carry
+    return (i < max_steps) & ~games.done.all()
 
-  state, steps = jax.lax.while_loop(cond, step, (state, jnp.int32(0)))
-  return state["a_won"], state["done"], steps
+  games, steps = jax.lax.while_loop(cond, step, (games, jnp.int32(0)))
+  return games.a_won, games.done, steps
 
 
 def simulate(a: Strategy | Dense, b: Strategy | Dense, layout: StateLayout,
-             roll: tables_lib.RollTables, games: int, seed: int = 0,
+             roll: roll_tables.RollTables, games: int, seed: int = 0,
              start: tuple[int, int] = (0, 0), batch: int = 2 ** 18,
              max_steps: int = 100_000) -> Estimate:
   """Plays `games` games of A against B (half with A first).
@@ -176,10 +194,7 @@ def simulate(a: Strategy | Dense, b: Strategy | Dense, layout: StateLayout,
                 jnp.asarray(p.bank)) for p in (a, b))
   cdf, ids = _roll_sampler(roll)
   arrays = (cdf, ids, jnp.asarray(roll.opt_pts), jnp.asarray(roll.opt_next))
-  sizes = (layout.num_rows + 1, layout.bank_min, layout.low, layout.goal,
-           layout.penalty)
-  st = jnp.asarray([layout.index_of(start[0], "start"),
-                    layout.index_of(start[1], "start")], jnp.int32)
+  st = jnp.asarray(layout.opening_key(*start)[:2], jnp.int32)
   wins = {True: [0, 0], False: [0, 0]}
   steps = 0
   key = jax.random.key(seed)
@@ -187,8 +202,7 @@ def simulate(a: Strategy | Dense, b: Strategy | Dense, layout: StateLayout,
     g = min(batch, games - s0)
     first_is_a = jnp.arange(g) % 2 == 0
     a_won, done, st_i = _play(jax.random.fold_in(key, i), first_is_a, st,
-                              pols, arrays, layout.key_shape, sizes,
-                              max_steps)
+                              pols, arrays, layout, max_steps)
     if not bool(done.all()):
       raise RuntimeError(f"games unfinished after {max_steps} decisions")
     a_won = np.asarray(a_won)

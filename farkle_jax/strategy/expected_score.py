@@ -1,4 +1,4 @@
-"""Maximum expected score of one turn (model.md §3), and fixed-policy turns.
+"""Maximum expected score of one turn (docs/model.md §6.1), and fixed-policy turns.
 
 Ignoring both banked scores, a turn from (n, t) (n dice to roll, turn total
 t) banks T(n, t) points on average when played to maximize that mean:
@@ -23,9 +23,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from farkle_jax import tables as tables_lib
-from farkle_jax.layout import N_DICE, StateLayout
-from farkle_jax.rules import Rules
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game.rules import Rules
 
 START_CAP = 20_000  # points; doubled until the policy fits below half of it
 
@@ -55,7 +55,7 @@ class TurnSolution(NamedTuple):
     return float(self.farkle[0, N_DICE - 1])
 
 
-def _pass(roll: tables_lib.RollTables, unit: int, bank_min: int, cap: int,
+def _pass(roll: roll_tables.RollTables, unit: int, bank_min: int, cap: int,
           bank_rule, prefer: np.ndarray | None):
   """Backward pass over t; banks and choices from the rule or the maximum.
 
@@ -95,7 +95,7 @@ def _pass(roll: tables_lib.RollTables, unit: int, bank_min: int, cap: int,
   return value[:cap + 1], bank[:cap + 1], farkle[:cap + 1]
 
 
-def solve(rules: Rules, roll: tables_lib.RollTables | None = None,
+def solve(rules: Rules, roll: roll_tables.RollTables | None = None,
           bank_at: int | None = None, cap: int | None = None
           ) -> TurnSolution:
   """Maximum expected score of one turn.
@@ -111,7 +111,7 @@ def solve(rules: Rules, roll: tables_lib.RollTables | None = None,
   Returns:
     The solution on turn totals 0 .. cap.
   """
-  roll = tables_lib.build(rules) if roll is None else roll
+  roll = roll_tables.build(rules) if roll is None else roll
   layout = StateLayout(rules)
   unit, bank_min = layout.unit, layout.bank_min
   size = (cap or START_CAP) // unit
@@ -129,7 +129,7 @@ def solve(rules: Rules, roll: tables_lib.RollTables | None = None,
     size *= 2
 
 
-def evaluate(sol: TurnSolution, roll: tables_lib.RollTables,
+def evaluate(sol: TurnSolution, roll: roll_tables.RollTables,
              bank: np.ndarray, prefer: np.ndarray) -> TurnSolution:
   """Mean points and farkle probability of a fixed one-turn policy.
 
@@ -152,7 +152,7 @@ def evaluate(sol: TurnSolution, roll: tables_lib.RollTables,
   return TurnSolution(sol.unit, sol.bank_min, value, banks, farkle)
 
 
-def reachable(roll: tables_lib.RollTables, size: int) -> np.ndarray:
+def reachable(roll: roll_tables.RollTables, size: int) -> np.ndarray:
   """[size, 6] bool: (t, n) some rolls reach from (0, 6), t in units."""
   reach = np.zeros((size, N_DICE), bool)
   reach[0, N_DICE - 1] = True

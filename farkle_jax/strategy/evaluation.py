@@ -1,4 +1,4 @@
-"""Exact evaluation of one strategy against another (model.md §3).
+"""Exact evaluation of one strategy against another (docs/model.md §6.4).
 
 Two steps, both exact up to float64 rounding:
 
@@ -29,10 +29,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from farkle_jax import solve
-from farkle_jax import tables as tables_lib
-from farkle_jax.layout import N_DICE, StateLayout
-from farkle_jax.strategies import Strategy
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.solver import memory
+from farkle_jax.strategy.policies import Strategy
 
 BATCH_ELEMENTS = 2 ** 25  # option gathers per batch and turn total
 
@@ -57,22 +57,22 @@ class Result(NamedTuple):
     return 0.5 * (self.first + self.second)
 
 
-@functools.partial(jax.jit, static_argnames=("bank_min",))
+@functools.partial(jax.jit, static_argnames=("layout",))
 def _forward(prefer, bank, t_max, flat_opt, dice, prob, farkle_prob,
-             bank_min):
+             layout: StateLayout):
   """Turn outcome probabilities of k classes.
 
   Args:
     prefer: [k, T + 1, 6] preferences; bank: [k, T + 1, 6] bool.
     t_max: [k] last non-winning turn total (units).
-    flat_opt: [R, J] int32 option offsets pts * 6 + next - 1.
+    flat_opt: [R, J] int32 `layout.turn_offset` of each option.
     dice: [R] int32 dice of each score set (0-based); prob: [R].
     farkle_prob: [6].
+    layout: the state layout (static).
   """
   k, rows, _ = prefer.shape
   T = rows - 1
   flat_pref = prefer.reshape(k, -1)
-  top = T * N_DICE
   ar = jnp.arange(k)[:, None]
 
   def body(t, carry):
@@ -81,13 +81,13 @@ def _forward(prefer, bank, t_max, flat_opt, dice, prob, farkle_prob,
                                      keepdims=False)        # [k, 6]
     wins = t > t_max                                         # [k]
     b = jax.lax.dynamic_index_in_dim(bank, t, 1, keepdims=False)
-    b = b & (t >= bank_min) & ~wins[:, None]
+    b = b & (t >= layout.bank_min) & ~wins[:, None]
     win = win + jnp.where(wins, m.sum(1), 0.0)
     banked = banked.at[:, t].set((m * b).sum(1))
     m = jnp.where(wins[:, None] | b, 0.0, m)
     farkle = farkle + m @ farkle_prob
-    idx = jnp.minimum(flat_opt + t * N_DICE, top + flat_opt % N_DICE)
-    reached_t = idx // N_DICE                                # [R, J]
+    idx = layout.reached_offset(t, flat_opt, jnp)           # [R, J]
+    reached_t = layout.row_of(idx)
     score = flat_pref[:, idx]                                # [k, R, J]
     score = jnp.where(reached_t[None] > t_max[:, None, None], jnp.inf, score)
     j = jnp.argmax(score, axis=2)                            # [k, R]
@@ -98,7 +98,7 @@ def _forward(prefer, bank, t_max, flat_opt, dice, prob, farkle_prob,
     return mass, banked, win, farkle
 
   mass = jnp.zeros((k, rows * N_DICE), prefer.dtype)
-  mass = mass.at[:, N_DICE - 1].set(1.0)
+  mass = mass.at[:, layout.turn_offset(0, N_DICE)].set(1.0)
   zeros = jnp.zeros((k,), prefer.dtype)
   mass, banked, win, farkle = jax.lax.fori_loop(
       0, T, body, (mass, jnp.zeros((k, rows), prefer.dtype), zeros, zeros))
@@ -107,7 +107,7 @@ def _forward(prefer, bank, t_max, flat_opt, dice, prob, farkle_prob,
 
 
 def turn_outcomes(strategy: Strategy, layout: StateLayout,
-                  roll: tables_lib.RollTables,
+                  roll: roll_tables.RollTables,
                   classes: np.ndarray | None = None) -> Outcomes:
   """Outcomes of the turns of some classes (default: those keys use)."""
   if classes is None:
@@ -115,8 +115,8 @@ def turn_outcomes(strategy: Strategy, layout: StateLayout,
   classes = np.asarray(classes)
   # Host arrays: the bank distribution of every class and of every key.
   need = 8 * (layout.num_rows + 1) * (len(classes) + layout.num_keys)
-  refuse_if_too_big(need, "the turn outcomes of a strategy")
-  flat_opt = roll.opt_pts * N_DICE + roll.opt_next - 1
+  memory.check_arrays(need, "the turn outcomes of a strategy")
+  flat_opt = layout.turn_offset(roll.opt_pts, roll.opt_next)
   per_class = flat_opt.size * (layout.num_rows + 1)
   batch = max(1, min(len(classes), BATCH_ELEMENTS // per_class))
   outs = []
@@ -130,7 +130,7 @@ def turn_outcomes(strategy: Strategy, layout: StateLayout,
     t_max = layout.t_max(strategy.class_b[sel_p])
     out = _forward(jnp.asarray(prefer, jnp.float64), jnp.asarray(bank),
                    jnp.asarray(t_max, jnp.int32), *args,
-                   bank_min=layout.bank_min)
+                   layout=layout)
     outs.append([np.asarray(o)[:len(sel)] for o in out])
   full = [np.concatenate(x) for x in zip(*outs)]
   size = int(classes.max()) + 1
@@ -142,16 +142,6 @@ def turn_outcomes(strategy: Strategy, layout: StateLayout,
   return Outcomes(*res)
 
 
-def refuse_if_too_big(need: int, what: str) -> None:
-  """Raises solve.MemoryRefused when `need` bytes exceed what is available."""
-  have, where = solve.available_bytes()
-  if need > 0.8 * have:
-    raise solve.MemoryRefused(
-        f"{what} needs about {need / 2**30:.1f} GB but {where} is "
-        f"{have / 2**30:.1f} GB; use a higher rules.floor or a lower "
-        "rules.goal (fewer states)")
-
-
 def _bank_and_win(out: Outcomes, class_of_key: np.ndarray,
                   padded: np.ndarray, layout: StateLayout,
                   keys: np.ndarray | slice = slice(None)) -> np.ndarray:
@@ -160,8 +150,7 @@ def _bank_and_win(out: Outcomes, class_of_key: np.ndarray,
   Args:
     padded: `layout.padded_start` of the other player's values.
   """
-  fields = np.unravel_index(np.arange(layout.num_keys)[keys],
-                            layout.key_shape)
+  fields = layout.key_fields(np.arange(layout.num_keys)[keys])
   c = class_of_key[keys]
   after_bank = layout.bank_values(padded, fields, out.bank.shape[1])
   return out.win[c] + (out.bank[c] * after_bank).sum(1)
@@ -170,35 +159,33 @@ def _bank_and_win(out: Outcomes, class_of_key: np.ndarray,
 def _solve_levels(out_a, cls_a, out_b, cls_b, layout):
   """Exact values without a penalty: score-sum levels from the top.
 
-  The values live in W0 arrays padded for bank lookups, filled in place.
+  The values live in padded start vectors (bank lookups), filled in place.
   """
-  N, width = layout.num_scores, layout.num_scores + layout.bank_padding()
-  pad_a = np.zeros((N, width, 1, 1))
-  pad_b = np.zeros((N, width, 1, 1))
-  flat_a, flat_b = pad_a.reshape(-1), pad_b.reshape(-1)   # views
+  N = layout.num_scores
+  flat_a = np.zeros(layout.padded_size)
+  flat_b = np.zeros(layout.padded_size)
   fa, fb = out_a.farkle[cls_a], out_b.farkle[cls_b]
   for s in range(2 * N - 2, -1, -1):
     bi = np.arange(max(0, s - N + 1), min(s, N - 1) + 1)
-    keys = bi * N + (s - bi)
+    keys = layout.key_index(bi, s - bi, 0, 0)
     # Wins and banks lead to higher levels, already final.
     ca = _bank_and_win(out_a, cls_a, flat_b, layout, keys)
     cb = _bank_and_win(out_b, cls_b, flat_a, layout, keys)
     # a_k = ca_k + fa_k (1 - b_swap); b_swap = cb_swap + fb_swap (1 - a_k).
     # Within a level the swap of keys[i] is keys[-1 - i].
     pa, pb = fa[keys], fb[keys]
-    at = bi * width + (s - bi)
+    at = layout.padded_index(bi, s - bi, 0, 0)
     flat_a[at] = (ca + pa * (1 - cb[::-1] - pb[::-1])) / (1 - pa * pb[::-1])
     flat_b[at] = (cb + pb * (1 - ca[::-1] - pa[::-1])) / (1 - pb * pa[::-1])
-  return (np.ascontiguousarray(pad_a[:, :N]),
-          np.ascontiguousarray(pad_b[:, :N]))
+  return (np.ascontiguousarray(layout.unpad(flat_a)),
+          np.ascontiguousarray(layout.unpad(flat_b)))
 
 
 def _iterate(out_a, cls_a, out_b, cls_b, layout, tol, max_iter):
   """Gauss-Seidel policy evaluation to an absolute tolerance."""
   a = np.full(layout.key_shape, 0.5)
   b = np.full(layout.key_shape, 0.5)
-  fields = np.unravel_index(np.arange(layout.num_keys), layout.key_shape)
-  after_farkle = layout.farkle_index(fields)
+  after_farkle = layout.farkle_index(layout.key_fields())
   fa, fb = out_a.farkle[cls_a], out_b.farkle[cls_b]
 
   def turn(out, cls, f, other):
@@ -233,14 +220,14 @@ def evaluate_outcomes(out_a: Outcomes, cls_a: np.ndarray, out_b: Outcomes,
     a, b = _solve_levels(out_a, cls_a, out_b, cls_b, layout)
   else:
     a, b = _iterate(out_a, cls_a, out_b, cls_b, layout, tol, max_iter)
-  i, j = layout.index_of(start[0], "start"), layout.index_of(start[1], "start")
-  first = float(a[i, j, 0, 0])
-  second = float(1 - b[i, j, 0, 0])
+  key = layout.opening_key(*start)
+  first = float(a[key])
+  second = float(1 - b[key])
   return Result(first, second, a, b)
 
 
 def evaluate(a: Strategy, b: Strategy, layout: StateLayout,
-             roll: tables_lib.RollTables, start: tuple[int, int] = (0, 0),
+             roll: roll_tables.RollTables, start: tuple[int, int] = (0, 0),
              tol: float = 1e-14) -> Result:
   """The exact probability that strategy A beats strategy B."""
   out_a = turn_outcomes(a, layout, roll)

@@ -1,4 +1,5 @@
-"""Transition tables of one roll, as small arrays for the solver.
+"""Transition tables of one roll, as small arrays for the solver
+(docs/model.md §1, §3).
 
 For every number of dice n = 1..6 the distinct score sets of `scoring` become
 rows of padded option arrays. A row r (a score set of `set_dice[r]` dice,
@@ -14,8 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from farkle_jax import scoring
-from farkle_jax.rules import Rules
+from farkle_jax.game import scoring
+from farkle_jax.game.rules import Rules
 
 
 class RollTables(NamedTuple):

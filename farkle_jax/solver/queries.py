@@ -1,4 +1,5 @@
-"""Queries of a solved run: turn tables of any start-of-turn state.
+"""Queries of a solved run: turn tables of any start-of-turn state
+(docs/model.md §2-§3).
 
 A turn table lists, for one start-of-turn state (b, d, f, e), the win
 probability and the optimal action (bank or roll) of every in-turn state
@@ -14,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from farkle_jax import bellman
-from farkle_jax import tables as tables_lib
-from farkle_jax.layout import N_DICE, StateLayout
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.solver import bellman
 
 
-def reachable(layout: StateLayout, roll: tables_lib.RollTables,
+def reachable(layout: StateLayout, roll: roll_tables.RollTables,
               b_index: int) -> np.ndarray:
   """[T, 6] bool: in-turn states (t, n) that some rolls reach from (0, 6).
 
@@ -41,7 +42,7 @@ def reachable(layout: StateLayout, roll: tables_lib.RollTables,
 
 
 def turn_table(w0: np.ndarray, layout: StateLayout,
-               roll: tables_lib.RollTables, b: int, d: int, f: int, e: int,
+               roll: roll_tables.RollTables, b: int, d: int, f: int, e: int,
                t_max: int | None = None) -> dict[str, Any]:
   """The turn table of start-of-turn state (b, d, f, e).
 
@@ -66,17 +67,13 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
   values = bellman.turn_values(w0, np.array([key]), layout, roll)[:, :, 0]
   top = int(layout.t_max(bi))
   reach = reachable(layout, roll, bi)
-  w0_flat = np.asarray(w0).reshape(-1)
+  bank_values = layout.bank_values(
+      layout.padded_start(w0), tuple(np.array([x]) for x in (bi, di, f, e)),
+      top + 1)[0]
   unit = layout.unit
   rows = []
   for t in range(top + 1):
-    if t >= layout.bank_min:
-      if bi + t < layout.num_scores:
-        bank = 1 - w0_flat[layout.key_index(di, bi + t, e, 0)]
-      else:
-        bank = 1.0
-    else:
-      bank = None
+    bank = bank_values[t] if t >= layout.bank_min else None
     row = {"t": t * unit, "W": {}, "action": {}, "unreachable": []}
     for n in range(N_DICE, 0, -1):
       w = float(values[t, n - 1])

@@ -1,4 +1,5 @@
-"""A maximum-expected-score strategy a person can carry in their head.
+"""The memorized table: maximum-expected-score play a person can carry in
+their head (docs/model.md §6.2).
 
 From V(n, t) of `expected_score`, round V up to the next score step (V = 0,
 bank, stays 0) and, for each number of dice n, keep only the turn totals
@@ -14,20 +15,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-from farkle_jax import expected_score
-from farkle_jax import tables as tables_lib
-from farkle_jax.layout import N_DICE
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import N_DICE
+from farkle_jax.strategy import expected_score
 
 
-class Breakpoints(NamedTuple):
-  """The table: per n = 1..6, ((t, rounded V), ...) in points."""
+class MemorizedTable(NamedTuple):
+  """The memorized table: per n = 1..6, ((t, rounded V), ...) in points."""
   unit: int
   bank_min: int                                     # units
   points: tuple[tuple[tuple[int, int], ...], ...]   # [6] breakpoints
 
 
-def build(sol: expected_score.TurnSolution, reach: np.ndarray) -> Breakpoints:
-  """Breakpoints over the reachable states of `reach` [size, 6]."""
+def build(sol: expected_score.TurnSolution, reach: np.ndarray) -> MemorizedTable:
+  """MemorizedTable over the reachable states of `reach` [size, 6]."""
   step = sol.unit
   rounded = np.ceil(np.round(sol.gain / step, 9)) * step
   rounded = np.where(sol.bank, 0.0, np.maximum(rounded, 0.0))
@@ -40,10 +41,10 @@ def build(sol: expected_score.TurnSolution, reach: np.ndarray) -> Breakpoints:
         marks.append((int(t) * sol.unit, v))
         last = v
     table.append(tuple(marks))
-  return Breakpoints(sol.unit, sol.bank_min, tuple(table))
+  return MemorizedTable(sol.unit, sol.bank_min, tuple(table))
 
 
-def estimate(table: Breakpoints, rows: int) -> np.ndarray:
+def estimate(table: MemorizedTable, rows: int) -> np.ndarray:
   """[rows, 6] estimated V(n, t) (points) for t = 0 .. rows - 1 units."""
   out = np.zeros((rows, N_DICE))
   t = np.arange(rows) * table.unit
@@ -55,7 +56,7 @@ def estimate(table: Breakpoints, rows: int) -> np.ndarray:
   return out
 
 
-def policy(table: Breakpoints, rows: int) -> tuple[np.ndarray, np.ndarray]:
+def policy(table: MemorizedTable, rows: int) -> tuple[np.ndarray, np.ndarray]:
   """(prefer, bank), each [rows, 6], of playing by the table.
 
   The preference orders options by t' + V(n', t'), then whether it lets the
@@ -70,7 +71,7 @@ def policy(table: Breakpoints, rows: int) -> tuple[np.ndarray, np.ndarray]:
   return prefer, v == 0
 
 
-def format_table(table: Breakpoints) -> str:
+def format_table(table: MemorizedTable) -> str:
   """One line per n: the rounded V from each breakpoint on."""
   lines = []
   for n in range(N_DICE, 0, -1):
@@ -89,8 +90,8 @@ class Departures(NamedTuple):
   choice_departures: int         # reachable (t, n, roll) with a worse scoring
 
 
-def departures(sol: expected_score.TurnSolution, table: Breakpoints,
-               roll: tables_lib.RollTables) -> Departures:
+def departures(sol: expected_score.TurnSolution, table: MemorizedTable,
+               roll: roll_tables.RollTables) -> Departures:
   """How often, and by how much, table play departs from the optimum.
 
   A decision departs when the table banks where the optimum rolls (or the

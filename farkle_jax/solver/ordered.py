@@ -1,7 +1,8 @@
 """The fast solve: start-of-turn values only, Gauss-Seidel in score order.
 
-Every in-turn value follows from the start-of-turn values W0 (model.md §2), so
-this method stores W0 alone and rebuilds each turn on the fly. It updates W0 in
+Every in-turn value follows from the start-of-turn values W0, so this method
+(docs/model.md §4.2) stores W0 alone, as the padded start vector of
+`game.layout`, and rebuilds each turn on the fly. It updates W0 in
 place, key by key in a fixed order that makes most dependencies final:
 
 * Keys are grouped by their score sum s = b + d (index units). Banking t from
@@ -35,8 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec as P
 
-from farkle_jax import bellman
-from farkle_jax.layout import N_DICE, StateLayout
+from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.solver import bellman
 
 DOUBLINGS = 24  # pointer-doubling rounds: a cycle's slope product ^ 2^24 -> 0
 NEWTON_STEPS = 4  # most in-stage Newton steps (policy updates) per sweep
@@ -56,39 +57,27 @@ class StageTables(NamedTuple):
                         #   first guess solved by an earlier stage
 
 
-class Ordered(NamedTuple):
-  """Static sizes of the ordered solver (hashable)."""
-  sweep: bellman.Sweep
+class StagePlan(NamedTuple):
+  """Static sizes of the ordered solver (hashable: a jit constant)."""
+  layout: StateLayout
+  relative: bool    # residual |dW| / W instead of |dW|
   group: int        # keys per sub-batch, G
-  vector_size: int  # length of the padded W0 vector (incl. the dummy slot)
   slopes: bool      # solve in-stage farkle dependencies (no penalty)
 
 
-def w0_width(layout: StateLayout) -> int:
-  """Padded d axis of the W0 vector: zeros stand for banks that win."""
-  return layout.num_scores + layout.bank_padding()
-
-
-def position(layout: StateLayout, b, d, f, e):
-  """Position of key (b, d, f, e) in the padded W0 vector."""
-  F = layout.num_farkle
-  return ((np.asarray(b) * w0_width(layout) + d) * F + f) * F + e
-
-
-def build(layout: StateLayout, b_group: int = 8, devices: int = 1
-          ) -> tuple[StageTables, Ordered]:
+def build(layout: StateLayout, relative: bool, b_group: int = 8,
+          devices: int = 1) -> tuple[StageTables, StagePlan]:
   """Stages, sub-batches and index tables of the ordered solver.
 
   Args:
     layout: the state layout.
+    relative: the residual is |dW| / W instead of |dW|.
     b_group: consecutive banked scores b per sub-batch.
     devices: the number of sub-batches per stage is padded to a multiple.
   """
   B, D, F, E = layout.key_shape
-  width = w0_width(layout)
-  dummy = B * width * F * E
-  b, d, f, e = (x.ravel() for x in np.meshgrid(
-      np.arange(B), np.arange(D), np.arange(F), np.arange(E), indexing="ij"))
+  dummy = layout.sink
+  b, d, f, e = layout.key_fields()
   stage = (B + D - 2 - (b + d)) // layout.bank_min
   slopes = F == 1
   if not slopes:  # classes of f + e, highest first, within each block
@@ -109,13 +98,12 @@ def build(layout: StateLayout, b_group: int = 8, devices: int = 1
   bank = np.zeros((S, U, G), np.int64)
   warm = np.full((S, U, G), dummy, np.int64)
   top = np.full((S, U), -1, np.int64)
-  pos = position(layout, b, d, f, e)
-  target = layout.farkle_index((b, d, f, e))
-  tb, td, tf, te = np.unravel_index(target, layout.key_shape)
+  pos = layout.padded_index(b, d, f, e)
   keys[stage, sub, slot] = pos
-  warm[stage, sub, slot] = np.where(d + 1 < D, position(layout, b, d + 1, f, e),
-                                    pos)
-  farkle[stage, sub, slot] = position(layout, tb, td, tf, te)
+  warm[stage, sub, slot] = np.where(d + 1 < D,
+                                    layout.padded_index(b, d + 1, f, e), pos)
+  farkle[stage, sub, slot] = layout.padded_index(
+      *layout.farkle_fields((b, d, f, e)))
   bank[stage, sub, slot] = layout.bank_base((b, d, f, e))
   np.maximum.at(top, (stage, sub), layout.t_max(b))
   # Stage-local index of each farkle target that lies in the same stage.
@@ -129,31 +117,15 @@ def build(layout: StateLayout, b_group: int = 8, devices: int = 1
     local[pos[sel]] = -1
   states = np.zeros(S)
   np.add.at(states, stage, (layout.t_max(b) + 1) * N_DICE)
-  tabs = StageTables(*(jnp.asarray(x, jnp.int32) for x in
-                       (keys, farkle, partner, bank, top)),
-                     work=jnp.asarray(states / layout.num_states),
-                     warm=jnp.asarray(warm, jnp.int32))
-  cfg = Ordered(sweep=bellman.sweep_config(layout, relative=False), group=G,
-                vector_size=dummy + 1, slopes=slopes)
-  return tabs, cfg
+  stages = StageTables(*(jnp.asarray(x, jnp.int32) for x in
+                         (keys, farkle, partner, bank, top)),
+                       work=jnp.asarray(states / layout.num_states),
+                       warm=jnp.asarray(warm, jnp.int32))
+  return stages, StagePlan(layout, relative, G, slopes)
 
 
-def initial_vector(layout: StateLayout, init: float, dtype) -> jax.Array:
-  """Padded W0 vector: `init` at every key, 0 in the padding."""
-  B, D, F, E = layout.key_shape
-  v = np.zeros((B, w0_width(layout), F, E))
-  v[:, :D] = init
-  return jnp.asarray(np.append(v.ravel(), 0.0), dtype)
-
-
-def unpad(vector: jax.Array, layout: StateLayout) -> jax.Array:
-  """W0 [B, D, F, E] from the padded vector."""
-  B, D, F, E = layout.key_shape
-  return vector[:-1].reshape(B, w0_width(layout), F, E)[:, :D]
-
-
-def _turn_starts(vector, x_hat, bank_base, top, roll, cfg: Ordered):
-  """Start value (and its slope in the farkle value if cfg.slopes), per key.
+def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
+  """Start value (and its slope in the farkle value if plan.slopes), per key.
 
   Args:
     vector: [V] padded W0 (bank lookups).
@@ -161,19 +133,20 @@ def _turn_starts(vector, x_hat, bank_base, top, roll, cfg: Ordered):
     bank_base: [u, G] int32; top: [u] int32.
 
   Returns:
-    ([u, G] values, [u, G] slopes); slopes are zero unless cfg.slopes.
+    ([u, G] values, [u, G] slopes); slopes are zero unless plan.slopes.
   """
-  sw = cfg.sweep
-  ones = jnp.ones((sw.num_rows + 1, N_DICE, cfg.group), vector.dtype)
+  layout = plan.layout
+  ones = jnp.ones((layout.num_rows + 1, N_DICE, plan.group), vector.dtype)
 
   def one(args):
     x, base, t = args
 
     def start(x):
-      rows, _ = bellman.turn_rows(ones, x, vector, base, t, roll, sw)
+      rows, _ = bellman.turn_pass(ones, x, vector, base, t, roll, layout,
+                                  plan.relative)
       return rows[0, N_DICE - 1]
 
-    if cfg.slopes:
+    if plan.slopes:
       return jax.jvp(start, (x,), (jnp.ones_like(x),))
     return start(x), jnp.zeros_like(x)
 
@@ -200,8 +173,26 @@ def _solve_stage(values, slopes, x_hat, partner):
   return c + m * c[p]
 
 
-def sweep(vector: jax.Array, tabs: StageTables, roll: bellman.RollArrays,
-          cfg: Ordered, mesh: Mesh, fresh: jax.Array | bool = False
+def _evaluate_stage(s, vector, stages: StageTables, roll: bellman.RollArrays,
+                    plan: StagePlan, starts) -> tuple[jax.Array, jax.Array]:
+  """Evaluates the keys of stage s at the current farkle values (solving the
+  in-stage pairs when plan.slopes); returns the updated vector and the
+  largest relative change of the stage's keys."""
+  keys = stages.keys[s].ravel()
+  x_hat = 1 - vector[stages.farkle[s]]
+  values, slopes = starts(vector, x_hat, stages.bank_base[s], stages.top[s],
+                          roll)
+  x = values.ravel()
+  if plan.slopes:
+    x = _solve_stage(x, slopes.ravel(), x_hat.ravel(), stages.partner[s])
+  real = keys < plan.layout.sink
+  change = jnp.where(real, jnp.abs(x - vector[keys])
+                     / jnp.maximum(x, jnp.finfo(x.dtype).tiny), 0).max()
+  return vector.at[keys].set(x), change
+
+
+def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
+          plan: StagePlan, mesh: Mesh, fresh: jax.Array | bool = False
           ) -> tuple[jax.Array, jax.Array, jax.Array]:
   """One ordered Gauss-Seidel sweep over all stages.
 
@@ -213,7 +204,7 @@ def sweep(vector: jax.Array, tabs: StageTables, roll: bellman.RollArrays,
 
   Args:
     vector: [V] padded W0 (donate it).
-    tabs: stage tables; roll: roll tables; cfg: static sizes.
+    stages: stage tables; roll: roll tables; plan: static sizes.
     mesh: devices over which the sub-batches of a stage are split.
     fresh: [] bool, the vector holds initial values, not a previous sweep's.
 
@@ -223,31 +214,21 @@ def sweep(vector: jax.Array, tabs: StageTables, roll: bellman.RollArrays,
   """
   old = vector
   starts = jax.shard_map(
-      lambda v, x, base, top, roll: _turn_starts(v, x, base, top, roll, cfg),
+      lambda v, x, base, top, roll: _turn_starts(v, x, base, top, roll, plan),
       mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"), P()),
       out_specs=(P("batch"), P("batch")), check_vma=False)
 
   def evaluate(s, vector):
-    keys = tabs.keys[s].ravel()
-    x_hat = 1 - vector[tabs.farkle[s]]
-    values, slopes = starts(vector, x_hat, tabs.bank_base[s], tabs.top[s],
-                            roll)
-    x = values.ravel()
-    if cfg.slopes:
-      x = _solve_stage(x, slopes.ravel(), x_hat.ravel(), tabs.partner[s])
-    real = keys < cfg.vector_size - 1
-    change = jnp.where(real, jnp.abs(x - vector[keys])
-                       / jnp.maximum(x, jnp.finfo(x.dtype).tiny), 0).max()
-    return vector.at[keys].set(x), change
+    return _evaluate_stage(s, vector, stages, roll, plan, starts)
 
   def stage(s, carry):
     vector, work = carry
-    if not cfg.slopes:
+    if not plan.slopes:
       vector, _ = evaluate(s, vector)
-      return vector, work + tabs.work[s]
+      return vector, work + stages.work[s]
 
-    keys = tabs.keys[s].ravel()
-    guess = jnp.where(fresh, vector[tabs.warm[s].ravel()], vector[keys])
+    keys = stages.keys[s].ravel()
+    guess = jnp.where(fresh, vector[stages.warm[s].ravel()], vector[keys])
     vector = vector.at[keys].set(guess)
 
     def newton(c):
@@ -258,12 +239,12 @@ def sweep(vector: jax.Array, tabs: StageTables, roll: bellman.RollArrays,
     vector, steps, _ = jax.lax.while_loop(
         lambda c: (c[1] < NEWTON_STEPS) & (c[2] > NEWTON_RTOL), newton,
         (vector, 0, jnp.asarray(jnp.inf, vector.dtype)))
-    return vector, work + steps * tabs.work[s]
+    return vector, work + steps * stages.work[s]
 
-  vector, work = jax.lax.fori_loop(0, tabs.keys.shape[0], stage,
+  vector, work = jax.lax.fori_loop(0, stages.keys.shape[0], stage,
                                    (vector, jnp.zeros((), vector.dtype)))
   delta = jnp.abs(vector - old)[:-1]
-  if cfg.sweep.relative:
+  if plan.relative:
     delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
   return vector, delta.max(), work
 

@@ -1,0 +1,275 @@
+"""The state layout: the one owner of the state's index arithmetic.
+
+A game state is s = (t, n, b, d, f, e) (docs/model.md §2). Every number that
+says where a state lives is computed here and nowhere else:
+
+* banked scores as indices from the floor in score units (`index_of`,
+  `points`), B = D of them;
+* the start-of-turn *key* (b, d, f, e), numbered
+  k = ((b*D + d)*F + f)*E + e (`key_index`, `key_fields`);
+* the in-turn state (t, n): a row t (turn total in units) and a column
+  n - 1, flat offset t*6 + n - 1 (`turn_offset`); rows above `t_max(b)` are
+  wins, and row T = `num_rows` stands for all of them;
+* the transitions that leave a turn: the opponent's key after a farkle
+  (`farkle_fields`) and after banking t (`bank_base` + t * `bank_stride`);
+* the *padded start vector*: W0[b, d, f, e] with `bank_padding` zero columns
+  on the d axis (banks that win read a zero) and one trailing zero slot, a
+  sink for the padding entries of batched kernels (`padded_start`,
+  `padded_index`, `unpad`);
+* the full value array of value iteration, [C, T + 1, 6, Kc]: keys cut into
+  C chunks of Kc, the last padded with key 0 (`chunk_fields`,
+  `start_values`, `terminal_mask`).
+
+Functions that kernels call inside `jit` take `xp` (numpy or jax.numpy); the
+layout itself is a frozen dataclass, hashable, so it can be a static argument.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import ModuleType
+
+import numpy as np
+
+from farkle_jax.game.rules import Rules
+
+N_DICE = 6
+
+Fields = tuple  # (b, d, f, e): index arrays (or ints) of the same shape
+
+
+@dataclasses.dataclass(frozen=True)
+class StateLayout:
+  """Sizes and index arithmetic of the state of one rule set.
+
+  Attributes:
+    rules: the rule set.
+    chunk_keys: keys per chunk (Kc) of the full value array.
+  """
+  rules: Rules
+  chunk_keys: int = 2048
+
+  # Sizes, in score units.
+  @property
+  def unit(self) -> int:
+    return self.rules.step
+
+  @property
+  def low(self) -> int:
+    return self.rules.low // self.unit
+
+  @property
+  def goal(self) -> int:
+    return self.rules.goal // self.unit
+
+  @property
+  def bank_min(self) -> int:
+    return max(1, self.rules.bank_minimum // self.unit)
+
+  @property
+  def penalty(self) -> int:
+    return self.rules.penalty // self.unit
+
+  @property
+  def num_scores(self) -> int:
+    """B = D: banked scores from the floor to goal - step."""
+    return self.goal - self.low
+
+  @property
+  def num_farkle(self) -> int:
+    return self.rules.farkle_states
+
+  @property
+  def key_shape(self) -> tuple[int, int, int, int]:
+    return (self.num_scores, self.num_scores, self.num_farkle, self.num_farkle)
+
+  @property
+  def num_keys(self) -> int:
+    return int(np.prod(self.key_shape))
+
+  def t_max(self, b, xp: ModuleType = np):
+    """Largest non-terminal turn total (units) for banked-score index b."""
+    return xp.maximum(self.bank_min - 1, self.goal - 1 - (b + self.low))
+
+  @property
+  def num_rows(self) -> int:
+    """T: turn-total rows (the largest t_max + 1); row T holds the wins."""
+    return int(self.t_max(0)) + 1
+
+  @property
+  def num_states(self) -> int:
+    """Non-terminal model states (t <= t_max(b)), docs/model.md §2."""
+    tcount = self.t_max(np.arange(self.num_scores)) + 1
+    per_b = self.num_scores * self.num_farkle ** 2 * N_DICE
+    return int(tcount.sum()) * per_b
+
+  # Scores.
+  def index_of(self, score: int, field: str = "score") -> int:
+    """Banked-score index of `score` points; ValueError if out of range."""
+    if score % self.unit or not self.rules.low <= score < self.rules.goal:
+      raise ValueError(
+          f"{field}={score} is not a banked score of these rules: allowed are "
+          f"multiples of {self.unit} from {self.rules.low} to "
+          f"{self.rules.goal - self.unit}")
+    return score // self.unit - self.low
+
+  def points(self, index):
+    """Banked score in points of banked-score index (inverse of index_of)."""
+    return (index + self.low) * self.unit
+
+  # Keys.
+  def key_index(self, b, d, f, e):
+    """Flat key of banked-score indices b, d and farkle counts f, e."""
+    _, D, F, E = self.key_shape
+    return ((b * D + d) * F + f) * E + e
+
+  def key_fields(self, keys=None) -> Fields:
+    """(b, d, f, e) of flat keys (default: every key 0 .. K - 1)."""
+    keys = np.arange(self.num_keys) if keys is None else np.asarray(keys)
+    return np.unravel_index(keys, self.key_shape)
+
+  def opening_key(self, first: int = 0, second: int = 0) -> tuple[int, ...]:
+    """Key (as a W0 index) of a game's first turn from banked scores
+    `first`, `second` (points) and no farkles."""
+    return (self.index_of(first, "start"), self.index_of(second, "start"),
+            0, 0)
+
+  # Transitions that end a turn.
+  def farkle_fields(self, fields: Fields, xp: ModuleType = np) -> Fields:
+    """The opponent's key after a farkle from key `fields`."""
+    b, d, f, e = fields
+    last = f == self.num_farkle - 1
+    if self.penalty > 0:
+      b = xp.where(last, xp.maximum(0, b - self.penalty), b)
+    return d, b, e, (f + 1) % self.num_farkle
+
+  def farkle_index(self, fields: Fields | None = None) -> np.ndarray:
+    """Flat key the opponent starts from after a farkle (default: every
+    padded key of `chunk_fields`)."""
+    fields = self.chunk_fields() if fields is None else fields
+    return np.asarray(self.key_index(*self.farkle_fields(fields)), np.int32)
+
+  def after_bank(self, fields: Fields, t) -> Fields:
+    """The opponent's key after banking t units from key `fields` (its d
+    index may lie past the last score: the bank won)."""
+    b, d, _, e = fields
+    return d, b + t, e, 0
+
+  # The padded start vector.
+  @property
+  def bank_padding(self) -> int:
+    """Zero columns appended to W0's d axis for banks that reach the goal."""
+    return self.num_rows + 1
+
+  @property
+  def padded_width(self) -> int:
+    return self.num_scores + self.bank_padding
+
+  @property
+  def padded_size(self) -> int:
+    """Length of the padded start vector, its trailing sink slot included."""
+    B, _, F, E = self.key_shape
+    return B * self.padded_width * F * E + 1
+
+  @property
+  def sink(self) -> int:
+    """Position of the trailing zero slot of the padded start vector."""
+    return self.padded_size - 1
+
+  @property
+  def bank_stride(self) -> int:
+    """Distance in the padded vector between banking t and t + 1."""
+    return self.num_farkle ** 2
+
+  def padded_index(self, b, d, f, e):
+    """Position of key (b, d, f, e) in the padded start vector."""
+    F = self.num_farkle
+    return ((b * self.padded_width + d) * F + f) * F + e
+
+  def bank_base(self, fields: Fields | None = None, xp: ModuleType = np):
+    """Padded-vector position of banking t = 0 from each key; banking t
+    reads `bank_base + t * bank_stride` (default: every padded key of
+    `chunk_fields`)."""
+    fields = self.chunk_fields() if fields is None else fields
+    return xp.asarray(self.padded_index(*self.after_bank(fields, 0)),
+                      np.int32)
+
+  def padded_start(self, w0, xp: ModuleType = np):
+    """W0 [B, D, F, E] as the padded start vector [padded_size]."""
+    w0 = xp.asarray(w0)
+    pad = ((0, 0), (0, self.bank_padding), (0, 0), (0, 0))
+    return xp.append(xp.pad(w0, pad).reshape(-1), xp.zeros((), w0.dtype))
+
+  def unpad(self, vector):
+    """W0 [B, D, F, E] from the padded start vector (numpy or jax)."""
+    B, D, F, E = self.key_shape
+    return vector[:-1].reshape(B, self.padded_width, F, E)[:, :D]
+
+  def bank_values(self, padded: np.ndarray, fields: Fields,
+                  rows: int) -> np.ndarray:
+    """[k, rows] value to the banker of banking t = 0 .. rows - 1 units from
+    the k keys `fields`: 1 - W0 of the opponent's next key, 1 where it wins.
+
+    Args:
+      padded: `padded_start(w0)`.
+      fields: (b, d, f, e) index arrays of the k keys.
+      rows: number of turn totals.
+    """
+    t = np.arange(rows)
+    return 1 - padded[self.bank_base(fields)[:, None]
+                      + t[None, :] * self.bank_stride]
+
+  # In-turn states.
+  @staticmethod
+  def turn_offset(t, n):
+    """Flat offset of in-turn state (t, n) in a [rows, 6] turn array."""
+    return t * N_DICE + n - 1
+
+  @staticmethod
+  def row_of(offset):
+    """Turn total (row) of a flat turn offset."""
+    return offset // N_DICE
+
+  def reached_offset(self, t, options, xp: ModuleType = np):
+    """Flat offsets of the states that options lead to from row t.
+
+    Args:
+      t: turn total (units) before the roll.
+      options: `turn_offset(points, next dice)` of each option.
+
+    Returns:
+      `options + turn_offset(t, 1)`, clamped to the row of wins T (every
+      state past it is a win too).
+    """
+    return xp.minimum(options + t * N_DICE,
+                      self.num_rows * N_DICE + options % N_DICE)
+
+  # The full value array of value iteration.
+  @property
+  def num_chunks(self) -> int:
+    return -(-self.num_keys // self.chunk_keys)
+
+  @property
+  def value_shape(self) -> tuple[int, int, int, int]:
+    return (self.num_chunks, self.num_rows + 1, N_DICE, self.chunk_keys)
+
+  def chunk_fields(self) -> Fields:
+    """(b, d, f, e) of every padded key of the chunks, [C * Kc] each."""
+    k = np.arange(self.num_chunks * self.chunk_keys)
+    return self.key_fields(np.where(k < self.num_keys, k, 0))
+
+  def start_values(self, values):
+    """W0 [B, D, F, E] from the full values [C, T + 1, 6, Kc]."""
+    flat = values[:, 0, N_DICE - 1, :].reshape(-1)
+    return flat[:self.num_keys].reshape(self.key_shape)
+
+  def chunk_top_row(self) -> np.ndarray:
+    """[C] highest row any key of the chunk needs (rows above are wins)."""
+    b = self.chunk_fields()[0].reshape(self.num_chunks, self.chunk_keys)
+    return np.asarray(self.t_max(b).max(axis=1), np.int32)
+
+  def terminal_mask(self) -> np.ndarray:
+    """[C, T + 1, 1, Kc] bool: entries that are terminal (value 1)."""
+    b = self.chunk_fields()[0].reshape(self.num_chunks, 1, 1, self.chunk_keys)
+    t = np.arange(self.num_rows + 1).reshape(1, -1, 1, 1)
+    return t > self.t_max(b)

@@ -1,0 +1,134 @@
+"""The turn pass of the win-probability model (docs/model.md §3).
+
+Within a turn t only grows, so the values of one turn follow from one
+backward pass over t, given the start-of-turn values W0 that banking and
+farkling lead to:
+
+    roll(t, n) = P_farkle(n) * (1 - W0[farkle key])
+               + sum_r p(r) * max_j W(t + pts[r, j], next[r, j])
+    W(t, n)    = max(roll(t, n), 1 - W0[d, b + t, e, 0])  if t >= bank minimum
+               = roll(t, n)                               otherwise
+
+Both solve methods (`value_iteration`, `ordered`) and every query of a solved
+run are this pass; everything is a gather over the roll tables and the
+positions of `game.layout`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import N_DICE, StateLayout
+
+
+class OptionGroup(NamedTuple):
+  """Score sets that offer the same number of options j."""
+  rows: jax.Array  # [R_j, j] int32, turn offset of each option's (pts, n')
+
+
+class RollArrays(NamedTuple):
+  """Device-resident roll tables (independent of the keys)."""
+  groups: tuple[OptionGroup, ...]  # option gathers, grouped by option count
+  set_weight: jax.Array   # [6, R] probability of score set r for n dice
+  farkle_prob: jax.Array  # [6]
+
+
+def roll_arrays(roll: roll_tables.RollTables, dtype=jnp.float64) -> RollArrays:
+  """Puts the roll tables on the default device, options grouped by count."""
+  pts, nxt = roll.opt_pts, roll.opt_next
+  counts = np.array([len(set(zip(p, q))) for p, q in zip(pts, nxt)])
+  order = np.argsort(counts, kind="stable")
+  groups = []
+  for j in sorted(set(counts)):
+    sel = order[counts[order] == j]
+    rows = np.zeros((len(sel), j), np.int32)
+    for i, r in enumerate(sel):
+      uniq = list(dict.fromkeys(zip(pts[r], nxt[r])))
+      rows[i] = [StateLayout.turn_offset(p, q) for p, q in uniq]
+    groups.append(OptionGroup(rows=jnp.asarray(rows)))
+  weight = np.zeros((N_DICE, len(order)))
+  for col, r in enumerate(order):
+    weight[roll.set_dice[r] - 1, col] = roll.set_prob[r]
+  return RollArrays(groups=tuple(groups),
+                    set_weight=jnp.asarray(weight, dtype),
+                    farkle_prob=jnp.asarray(roll.farkle_prob, dtype))
+
+
+def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
+              bank_base: jax.Array, top: jax.Array, roll: RollArrays,
+              layout: StateLayout, relative: bool
+              ) -> tuple[jax.Array, jax.Array]:
+  """Backward pass over the turns of a batch of keys.
+
+  Args:
+    rows: [T + 1, 6, k] values of the batch (row T: the wins, ones).
+    x_farkle: [k] value of a farkle, 1 - W0 of the opponent's next key.
+    padded: [layout.padded_size] padded start vector (bank lookups).
+    bank_base: [k] int32 `layout.bank_base` of the keys.
+    top: [] int32, the highest row to update.
+    roll: roll tables.
+    layout: the state layout (static).
+    relative: report the change as |dW| / W instead of |dW| (static).
+
+  Returns:
+    The updated rows [T + 1, 6, k] and the largest change of any updated
+    entry.
+  """
+  k = rows.shape[-1]
+  farkle_term = roll.farkle_prob[:, None] * x_farkle[None]
+
+  def body(i, carry):
+    rows, res = carry
+    t = top - i
+    flat = rows.reshape(-1, k)
+    best = []
+    for g in roll.groups:
+      idx = layout.reached_offset(t, g.rows, jnp)
+      best.append(flat[idx].max(axis=1))          # [R_j, k]
+    best = jnp.concatenate(best, axis=0)           # [R, k]
+    value = jnp.dot(roll.set_weight, best,
+                    precision=jax.lax.Precision.HIGHEST) + farkle_term
+    bank = jnp.where(t >= layout.bank_min,
+                     1 - padded[bank_base + t * layout.bank_stride], 0.0)
+    new = jnp.maximum(value, bank[None, :])         # [6, k]
+    old = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)
+    delta = jnp.abs(new - old)
+    if relative:
+      delta = delta / jnp.maximum(new, jnp.finfo(new.dtype).tiny)
+    rows = jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
+    return rows, jnp.maximum(res, delta.max())
+
+  return jax.lax.fori_loop(0, top + 1, body,
+                           (rows, jnp.zeros((), rows.dtype)))
+
+
+def turn_values(w0: jax.Array, keys: np.ndarray, layout: StateLayout,
+                roll: roll_tables.RollTables) -> np.ndarray:
+  """Every in-turn value of some keys, rebuilt from the start values.
+
+  Args:
+    w0: [B, D, F, E] converged start-of-turn values.
+    keys: [k] flat keys.
+    layout: the state layout of the run.
+    roll: roll tables of the rules.
+
+  Returns:
+    [T + 1, 6, k] values (row T: the wins).
+  """
+  fields = layout.key_fields(keys)
+  w0 = jnp.asarray(w0)
+  rows = jnp.ones((layout.num_rows + 1, N_DICE, len(fields[0])), w0.dtype)
+  out, _ = _turn_pass(
+      rows, 1 - w0.reshape(-1)[layout.farkle_index(fields)],
+      layout.padded_start(w0, jnp), jnp.asarray(layout.bank_base(fields)),
+      jnp.asarray(int(layout.t_max(fields[0]).max()), jnp.int32),
+      roll_arrays(roll, w0.dtype), layout=layout, relative=False)
+  return np.asarray(out)
+
+
+_turn_pass = jax.jit(turn_pass, static_argnames=("layout", "relative"))

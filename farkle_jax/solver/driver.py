@@ -1,0 +1,229 @@
+"""The solve driver: sweeps to a tolerance, resumable (docs/model.md §4-§5).
+
+`run(config, workdir)` is the pipeline: check the config, plan the memory
+(refusing a run that cannot fit), build and compile the method, restore the
+latest checkpoint of the workdir, iterate in jitted chunks of sweeps with a
+log line per chunk and checkpoints, and write the results (`results`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import time
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+from absl import logging
+
+from farkle_jax.game import roll_tables
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.game.rules import Rules
+from farkle_jax.solver import checkpointing, configuration, memory, methods
+from farkle_jax.solver import results
+from farkle_jax.solver.configuration import Settings
+
+
+class Progress(NamedTuple):
+  """Where a solve stands: the method state and the counts so far."""
+  state: methods.State
+  iteration: int             # sweeps done
+  residual: float            # max change of the last sweep
+  history: list[float]       # max change of every sweep
+  trace: list[dict]          # per chunk: iteration, residual, work, W(start)
+  sweep_seconds: float       # time spent in sweeps, all processes
+  work: float                # states evaluated, in sweeps of all states
+  resumed_from: int | None   # checkpoint step this process started from
+
+
+def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
+  """Solves the configured rules in `workdir` (resuming), writes results.
+
+  Returns:
+    The summary dict that is also written to workdir/summary.json.
+  """
+  start = time.time()
+  rules, settings = configuration.check(config)
+  layout = StateLayout(rules, settings.chunk_keys)
+  _check_backend(rules, layout, settings)
+  if settings.method == "value_iteration":  # cheap bound before compiling
+    _plan_memory(rules, layout, settings, None)
+  roll = roll_tables.build(rules)
+  chunk = _compile(layout, roll, settings)
+  need = _plan_memory(rules, layout, settings, chunk.memory_bytes())
+  os.makedirs(workdir, exist_ok=True)
+  ckpt = checkpointing.Checkpoints(
+      os.path.join(workdir, "checkpoints"),
+      fingerprint(rules, layout, settings, chunk.method.state_format),
+      keep=settings.checkpoint_keep)
+  progress = _restore(ckpt, chunk, settings)
+  progress = _iterate(progress, chunk, ckpt, layout, settings, start)
+  ckpt.close()
+  w0 = chunk.method.start_values(progress.state)
+  summary = _summary(progress, w0, layout, settings, config, need, start)
+  results.write(workdir, summary, w0, layout, roll, settings.slices)
+  logging.info("first-player win probability %.9f (%s after %d sweeps, "
+               "max change %.2e)", summary["first_player_win"],
+               "converged" if summary["converged"] else "NOT converged",
+               progress.iteration, progress.residual)
+  return summary
+
+
+def ensure(config: ml_collections.ConfigDict, workdir: str) -> results.Run:
+  """Loads the run in `workdir` if it holds these rules solved to the
+  config's tolerance (or better); otherwise solves (resuming) and loads."""
+  rules, settings = configuration.check(config)
+  summary = results.read_summary(workdir)
+  if (summary is not None and summary.get("converged")
+      and rules_lib.from_mapping(summary["rules"]) == rules
+      and summary["norm"] == settings.norm
+      and summary["tol"] <= settings.tol):
+    logging.info("using the finished run in %s", workdir)
+  else:
+    run(config, workdir)
+  return results.load(workdir)
+
+
+def fingerprint(rules: Rules, layout: StateLayout, settings: Settings,
+                state_format: str) -> dict[str, Any]:
+  """What a checkpoint must match to be resumed by this run."""
+  return {"rules": rules.to_dict(), "key_shape": list(layout.key_shape),
+          "state_format": state_format, "dtype": settings.dtype,
+          "method": settings.method}
+
+
+def _check_backend(rules: Rules, layout: StateLayout, settings: Settings
+                   ) -> None:
+  """Refuses float64 without 64-bit JAX; logs the backend and the model."""
+  if jnp.dtype(settings.dtype) == jnp.float64 and not jax.config.jax_enable_x64:
+    raise RuntimeError("float64 needs jax_enable_x64 before any array exists")
+  logging.info("backend %s, device %s (%d visible)", jax.default_backend(),
+               jax.devices()[0].device_kind, jax.device_count())
+  logging.info("rules %s: %s model states, %s", rules.name,
+               f"{layout.num_states:,}", settings.dtype)
+
+
+def _plan_memory(rules: Rules, layout: StateLayout, settings: Settings,
+                 compiled_bytes: int | None) -> int:
+  need = memory.check_solve(rules, layout, settings.method, settings.dtype,
+                            settings.memory_limit_gb, compiled_bytes)
+  logging.info("memory estimate %.2f GB", need / 2**30)
+  return need
+
+
+def _compile(layout: StateLayout, roll: roll_tables.RollTables,
+             settings: Settings) -> methods.CompiledChunk:
+  t0 = time.time()
+  chunk = methods.compile_chunk(methods.build(layout, roll, settings),
+                                settings)
+  logging.info("method %s compiled in %.1f s", chunk.method.name,
+               time.time() - t0)
+  return chunk
+
+
+def _restore(ckpt: checkpointing.Checkpoints, chunk: methods.CompiledChunk,
+             settings: Settings) -> Progress:
+  """The progress of the latest checkpoint, or a fresh start."""
+  method = chunk.method
+  restored = ckpt.restore(
+      {**method.checkpoint_shape,
+       "iteration": jax.ShapeDtypeStruct((), jnp.int64),
+       "residual": jax.ShapeDtypeStruct((), jnp.dtype(settings.dtype))})
+  if restored is None:
+    return Progress(method.init(), 0, math.inf, [], [], 0.0, 0.0, None)
+  step, saved, meta = restored
+  progress = Progress(
+      state=method.from_checkpoint(saved, chunk.one_sweep),
+      iteration=int(saved["iteration"]), residual=float(saved["residual"]),
+      history=list(meta.get("history", [])),
+      trace=list(meta.get("trace", [])),
+      sweep_seconds=float(meta.get("sweep_seconds", 0.0)),
+      work=float(meta.get("work", int(saved["iteration"]))),
+      resumed_from=step)
+  logging.info("resumed from checkpoint %d (residual %.3e)",
+               progress.iteration, progress.residual)
+  return progress
+
+
+def _iterate(p: Progress, chunk: methods.CompiledChunk,
+             ckpt: checkpointing.Checkpoints, layout: StateLayout,
+             settings: Settings, start: float) -> Progress:
+  """Runs chunks of sweeps until converged or `max_iterations`, logging
+  each chunk and checkpointing every `checkpoint_every` sweeps and at the
+  end."""
+  logging.info("solving to %s max change < %.1e", settings.norm, settings.tol)
+  every = settings.checkpoint_every
+  while p.iteration < settings.max_iterations and not p.residual < settings.tol:
+    k = min(settings.sweeps_per_call, settings.max_iterations - p.iteration,
+            every - p.iteration % every)
+    t0 = time.time()
+    out = chunk.run(p.state, p.residual, k)
+    dt = time.time() - t0
+    iteration, work = p.iteration + out.done, p.work + out.work
+    logging.info("it=%d max_change=%.3e states/s=%.3g elapsed=%s eta=%s",
+                 iteration, out.residual, layout.num_states * out.work / dt,
+                 _clock(time.time() - start),
+                 _eta(p.residual, out.residual, out.done, dt, settings.tol))
+    w_start = chunk.method.start_values(out.state)[layout.opening_key()]
+    trace = p.trace + [{"iteration": iteration, "residual": out.residual,
+                        "work": work, "first_player_win": float(w_start),
+                        "sweep_seconds": p.sweep_seconds + dt}]
+    p = p._replace(state=out.state, iteration=iteration,
+                   residual=out.residual, history=p.history + out.history,
+                   trace=trace, sweep_seconds=p.sweep_seconds + dt, work=work)
+    if (iteration % every == 0 or out.residual < settings.tol
+        or iteration >= settings.max_iterations):
+      ckpt.save(iteration, {
+          **chunk.method.to_checkpoint(p.state),
+          "iteration": jnp.asarray(iteration, jnp.int64),
+          "residual": jnp.asarray(out.residual, jnp.dtype(settings.dtype))},
+          {"history": p.history, "sweep_seconds": p.sweep_seconds,
+           "work": work, "trace": trace})
+  return p
+
+
+def _summary(p: Progress, w0, layout: StateLayout, settings: Settings,
+             config: ml_collections.ConfigDict, need: int,
+             start: float) -> dict[str, Any]:
+  return {
+      "first_player_win": float(w0[layout.opening_key()]),
+      "converged": bool(p.residual < settings.tol),
+      "iterations": p.iteration,
+      "final_residual": p.residual,
+      "norm": settings.norm,
+      "tol": settings.tol,
+      "residual_history": p.history,
+      "trace": p.trace,
+      "model_states": layout.num_states,
+      "state_updates": int(layout.num_states * p.work),
+      "sweep_seconds": p.sweep_seconds,
+      "wall_seconds_this_process": time.time() - start,
+      "resumed_from": p.resumed_from,
+      "memory_estimate_bytes": need,
+      "peak_host_rss_bytes": resource.getrusage(
+          resource.RUSAGE_SELF).ru_maxrss * 1024,
+      "device": f"{jax.default_backend()}: {jax.devices()[0].device_kind}",
+      "dtype": settings.dtype,
+      "rules": layout.rules.to_dict(),
+      "config": config.to_dict(),
+  }
+
+
+def _clock(seconds: float) -> str:
+  seconds = int(seconds)
+  return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _eta(prev: float, now: float, sweeps: int, dt: float, tol: float) -> str:
+  """Time to reach tol if the change keeps shrinking at its recent rate."""
+  if now < tol:
+    return "0:00:00"
+  if not (math.isfinite(prev) and 0 < now < prev and sweeps):
+    return "?"
+  rate = (now / prev) ** (1 / sweeps)
+  left = math.log(tol / now) / math.log(rate)
+  return _clock(left * dt / sweeps)

@@ -1,0 +1,198 @@
+"""The solve methods behind one interface (docs/model.md §4).
+
+* `value_iteration` (the published method, the baseline): the full state
+  array, every state updated once per sweep.
+* `ordered` (the default): start-of-turn values only, Gauss-Seidel in score
+  order with exact in-stage solves.
+
+`build` makes a `Method` from the layout, the roll tables and the settings:
+pure functions over the method's state and its device tables. `compile_chunk`
+compiles one jitted chunk of sweeps (a `lax.while_loop` stopping at a sweep
+limit or once the max change is below the tolerance) from shapes alone, so
+the memory of a run is known before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import bellman, ordered, value_iteration
+from farkle_jax.solver.configuration import Settings
+
+State = Any  # a method's state: a pytree of arrays
+
+
+class Method(NamedTuple):
+  """A solve method: its device tables and pure functions of its state."""
+  name: str
+  state_format: str         # checkpoint format tag
+  tables: Any               # device tables, an argument of the compiled chunk
+  state_shape: Any          # pytree of ShapeDtypeStruct, like the state
+  checkpoint_shape: dict    # {name: ShapeDtypeStruct} of what is saved
+  # (state, tables) -> (state, residual [], work [] in sweeps of all states)
+  sweep: Callable[[State, Any], tuple[State, jax.Array, jax.Array]]
+  init: Callable[[], State]
+  to_checkpoint: Callable[[State], dict]
+  # (saved arrays, one_sweep: state -> state) -> state
+  from_checkpoint: Callable[[dict, Callable[[State], State]], State]
+  start_values: Callable[[State], np.ndarray]  # W0 [B, D, F, E]
+
+
+class Progress(NamedTuple):
+  """Result of one chunk of sweeps."""
+  state: State        # method state after the chunk
+  residual: float     # max change of the last sweep
+  history: list       # max change of each sweep of the chunk
+  done: int           # sweeps run
+  work: float         # states evaluated, in units of all model states
+
+
+class _Loop(NamedTuple):
+  """Loop state of a chunk of sweeps."""
+  state: State
+  residual: jax.Array  # []
+  history: jax.Array   # [sweeps_per_call] max change per sweep (nan: not run)
+  done: jax.Array      # [] int32 sweeps run
+  work: jax.Array      # []
+
+
+def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
+                     settings: Settings) -> Method:
+  """The full state [C, T + 1, 6, Kc]; one sweep updates every state.
+
+  State: (values, w0, w0_source): the values, their start values, and the
+  start values the last sweep read (the checkpointed part: one sweep from
+  them rebuilds the values exactly).
+  """
+  dtype, relative = jnp.dtype(settings.dtype), settings.norm == "relative"
+  w0_shape = jax.ShapeDtypeStruct(layout.key_shape, dtype)
+
+  def sweep(state, tables):
+    values, w0, _ = state
+    values, res = value_iteration.sweep(values, w0, tables, layout, relative)
+    return (values, layout.start_values(values), w0), res, jnp.ones_like(res)
+
+  def fresh_values(w0):
+    values = value_iteration.initial_values(layout, settings.init_value, dtype)
+    w0 = layout.start_values(values) if w0 is None else w0
+    return (values, w0, jnp.copy(w0))  # distinct buffers: all are donated
+
+  return Method(
+      name="value_iteration", state_format="w0-read-by-last-sweep/v1",
+      tables=value_iteration.build_tables(layout, roll, dtype),
+      state_shape=(jax.ShapeDtypeStruct(layout.value_shape, dtype),
+                   w0_shape, w0_shape),
+      checkpoint_shape={"w0_source": w0_shape},
+      sweep=sweep, init=lambda: fresh_values(None),
+      to_checkpoint=lambda state: {"w0_source": state[2]},
+      from_checkpoint=lambda saved, one_sweep: one_sweep(
+          fresh_values(saved["w0_source"])),
+      start_values=lambda state: np.asarray(state[1]))
+
+
+def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
+             settings: Settings) -> Method:
+  """Start values only, as the padded start vector; ordered sweeps.
+
+  State: (vector, fresh): the padded start vector and whether it still holds
+  initial values (the first sweep then warm-starts its in-stage solves).
+  """
+  dtype = jnp.dtype(settings.dtype)
+  b_group = settings.b_group
+  if b_group <= 0:  # CPUs like small sub-batches, accelerators one wide one
+    cpu = jax.default_backend() == "cpu"
+    b_group = 16 if cpu else -(-layout.num_scores // jax.device_count())
+  mesh = ordered.make_mesh()
+  stages, plan = ordered.build(layout, settings.norm == "relative", b_group,
+                               mesh.size)
+  vector_shape = jax.ShapeDtypeStruct((layout.padded_size,), dtype)
+  no = jnp.zeros((), jnp.bool_)
+
+  def sweep(state, tables):
+    vector, fresh = state
+    vector, res, work = ordered.sweep(vector, *tables, plan, mesh, fresh)
+    return (vector, no), res, work
+
+  def init():
+    w0 = np.full(layout.key_shape, settings.init_value)
+    return (jnp.asarray(layout.padded_start(w0), dtype),
+            jnp.ones((), jnp.bool_))
+
+  return Method(
+      name="ordered", state_format="padded-w0-vector/v1",
+      tables=(stages, bellman.roll_arrays(roll, dtype)),
+      state_shape=(vector_shape, jax.ShapeDtypeStruct((), jnp.bool_)),
+      checkpoint_shape={"vector": vector_shape},
+      sweep=sweep, init=init,
+      to_checkpoint=lambda state: {"vector": state[0]},
+      from_checkpoint=lambda saved, _: (saved["vector"], no),
+      start_values=lambda state: np.asarray(layout.unpad(state[0])))
+
+
+BUILDERS = {"value_iteration": _value_iteration, "ordered": _ordered}
+
+
+def build(layout: StateLayout, roll: roll_tables.RollTables,
+          settings: Settings) -> Method:
+  """The method `settings.method`, built for one rule set."""
+  return BUILDERS[settings.method](layout, roll, settings)
+
+
+class CompiledChunk(NamedTuple):
+  """A method's jitted chunk of sweeps, compiled from shapes."""
+  method: Method
+  compiled: Any             # jax.stages.Compiled
+  dtype: Any
+  tol: float
+
+  def memory_bytes(self) -> int | None:
+    """XLA's estimate: arguments + outputs + temporaries - donated aliases."""
+    m = self.compiled.memory_analysis()
+    if m is None:
+      return None
+    return (m.argument_size_in_bytes + m.output_size_in_bytes
+            + m.temp_size_in_bytes - m.alias_size_in_bytes)
+
+  def run(self, state: State, residual: float, limit: int) -> Progress:
+    """Runs up to `limit` sweeps (fewer once the change is below tol)."""
+    out = self.compiled(state, jnp.asarray(residual, self.dtype),
+                        jnp.asarray(limit, jnp.int32),
+                        jnp.asarray(self.tol, self.dtype), self.method.tables)
+    done = int(out.done)
+    return Progress(out.state, float(out.residual),
+                    [float(x) for x in np.asarray(out.history)[:done]], done,
+                    float(out.work))
+
+  def one_sweep(self, state: State) -> State:
+    return self.run(state, math.inf, 1).state
+
+
+def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
+  """Compiles `settings.sweeps_per_call` sweeps of `method` (state donated)."""
+  dtype, sweeps = jnp.dtype(settings.dtype), settings.sweeps_per_call
+
+  def chunk(state, residual, limit, tol, tables):
+    def cond(c):
+      return (c.done < limit) & (c.residual >= tol)
+
+    def body(c):
+      state, res, work = method.sweep(c.state, tables)
+      return _Loop(state, res, c.history.at[c.done].set(res), c.done + 1,
+                   c.work + work)
+
+    init = _Loop(state, residual, jnp.full((sweeps,), jnp.nan, dtype),
+                 jnp.zeros((), jnp.int32), jnp.zeros((), dtype))
+    return jax.lax.while_loop(cond, body, init)
+
+  scalar = jax.ShapeDtypeStruct((), dtype)
+  compiled = jax.jit(chunk, donate_argnums=0).lower(
+      method.state_shape, scalar, jax.ShapeDtypeStruct((), jnp.int32), scalar,
+      method.tables).compile()
+  return CompiledChunk(method, compiled, dtype, settings.tol)

@@ -1,0 +1,85 @@
+"""The figures of a rule set's strategy analysis, computed once for every
+consumer: the `analyze` command line and the strategy report of
+`experiments/` call these functions and only format what they return.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from farkle_jax.strategy import catalog, evaluation, expected_score
+from farkle_jax.strategy import memorized, simulation
+
+
+class MaxScore(NamedTuple):
+  """Maximum expected score play of one turn."""
+  sol: expected_score.TurnSolution
+  reach: np.ndarray                       # [cap + 1, 6] bool reachable
+  thresholds: dict[int, tuple[int | None, list[int]]]  # n -> (bank from,
+                                          #   totals where rolling is again)
+
+  def as_dict(self) -> dict:
+    return dict(points_per_turn=self.sol.points_per_turn(),
+                farkle_rate=self.sol.farkle_rate(),
+                bank_from={n: th[0] for n, th in self.thresholds.items()},
+                roll_again={n: th[1] for n, th in self.thresholds.items()})
+
+
+def max_score(ctx: catalog.Context) -> MaxScore:
+  sol = ctx.sol
+  reach = expected_score.reachable(ctx.roll, sol.cap + 1)
+  return MaxScore(sol, reach, expected_score.thresholds(sol, reach))
+
+
+class Memorized(NamedTuple):
+  """The memorized table and how its play departs from max-score play."""
+  table: memorized.MemorizedTable
+  departures: memorized.Departures
+
+  def as_dict(self) -> dict:
+    return dict(table={n + 1: p for n, p in enumerate(self.table.points)},
+                **self.departures._asdict())
+
+
+def memorized_play(ctx: catalog.Context) -> Memorized:
+  table = ctx.memorized_table()
+  return Memorized(table, memorized.departures(ctx.sol, table, ctx.roll))
+
+
+def against(ctx: catalog.Context, names: list[str], opponent: str,
+            start: tuple[int, int] = (0, 0)
+            ) -> dict[str, evaluation.Result]:
+  """Exact results of each named strategy against one opponent (whose turn
+  outcomes are computed once)."""
+  opp = catalog.strategy(opponent, ctx)
+  out_opp = evaluation.turn_outcomes(opp, ctx.layout, ctx.roll)
+  res = {}
+  for name in names:
+    a = opp if name == opponent else catalog.strategy(name, ctx)
+    out = out_opp if a is opp else evaluation.turn_outcomes(a, ctx.layout,
+                                                            ctx.roll)
+    res[name] = evaluation.evaluate_outcomes(
+        out, a.class_of_key, out_opp, opp.class_of_key, ctx.layout, start)
+  return res
+
+
+class Compared(NamedTuple):
+  """A simulated win rate beside its exact value."""
+  role: str          # first, second or overall
+  simulated: float
+  se: float
+  exact: float
+
+  @property
+  def z(self) -> float:
+    return (self.simulated - self.exact) / self.se
+
+
+def compare(est: simulation.Estimate, exact: evaluation.Result
+            ) -> list[Compared]:
+  """Simulated against exact, as first player, second player, overall."""
+  return [Compared("first", est.first, est.first_se, exact.first),
+          Compared("second", est.second, est.second_se, exact.second),
+          Compared("overall", est.overall, est.overall_se, exact.overall)]

@@ -1,0 +1,60 @@
+"""The analyze command line: its subcommands and its refusals."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def _cli(*args):
+  return subprocess.run([sys.executable, "-m", "farkle_jax.analyze", *args],
+                        cwd=ROOT, capture_output=True, text=True,
+                        env={**os.environ, "JAX_PLATFORMS": "cpu"})
+
+
+def test_cli_maxscore_and_evaluate(tiny_runs):
+  _, _, _, workdir = tiny_runs("minimal")
+  out = _cli("maxscore", "--config", "configs/tiny.py:minimal",
+             "--t_last", "200")
+  assert out.returncode == 0, out.stderr
+  assert "points per turn" in out.stdout and "n=6: bank from" in out.stdout
+  out = _cli("evaluate", "--config", "configs/tiny.py:minimal", "--workdir",
+             workdir, "--a", "memorized", "--b", "optimal")
+  assert out.returncode == 0, out.stderr
+  with open(os.path.join(workdir, "analysis",
+                         "evaluate_memorized_vs_optimal.json")) as f:
+    res = json.load(f)
+  assert 0 < res["first"] < 1 and res["overall"] < 0.5
+  out = _cli("evaluate", "--config", "configs/tiny.py:minimal", "--workdir",
+             workdir, "--a", "bank:33")
+  assert out.returncode == 1 and "bank:33" in out.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("simulate", "--games", "1"), "--games=1"),
+    (("komi", "--k_max", "-100"), "--k_max=-100"),
+    (("evaluate", "--start", "0"), "--start='0'"),
+])
+def test_cli_refuses_bad_flags_in_one_line(tiny_runs, args, message):
+  _, _, _, workdir = tiny_runs("minimal")
+  out = _cli(*args, "--config", "configs/tiny.py:minimal", "--workdir",
+             workdir)
+  assert out.returncode == 1
+  assert "Traceback" not in out.stderr
+  last = out.stderr.strip().splitlines()[-1]
+  assert last.startswith("error: ") and message in last
+
+
+def test_cli_memorized_and_komi(tiny_runs):
+  _, _, _, workdir = tiny_runs("minimal")
+  out = _cli("memorized", "--config", "configs/tiny.py:minimal")
+  assert out.returncode == 0, out.stderr
+  assert out.stdout.startswith("n=6  t>=0:")
+  out = _cli("komi", "--config", "configs/tiny.py:minimal", "--workdir",
+             workdir, "--k_max", "100")
+  assert out.returncode == 0, out.stderr
+  assert "fairest komi:" in out.stdout
