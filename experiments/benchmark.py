@@ -1,7 +1,8 @@
 """Benchmark of the solve methods on one config, in one process.
 
     python experiments/benchmark.py --config configs/default.py
-    python experiments/benchmark.py --config configs/facebook.py --methods ordered
+    python experiments/benchmark.py --config configs/facebook.py \
+        --methods=ordered
 
 For each method: model states, sweeps to the config's tolerance, state updates
 (states evaluated: states x sweeps, plus the ordered method's extra in-stage
@@ -9,36 +10,27 @@ Newton evaluations) and updates/s, compile time and solve wall time (timed
 separately), XLA's footprint of the compiled chunk, the process's peak host
 memory and the device's peak memory where it reports one. The last method
 listed is the baseline of the speed-up ratios; all methods must agree.
+Config fields can be overridden like the solver's, e.g.
+`--config.rules.goal=2000`.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import platform
 import resource
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import jax
+import numpy as np
+from absl import app, flags
+from ml_collections import config_flags
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import farkle_jax  # noqa: E402,F401  (float64)
-from farkle_jax import configuration, methods, tables  # noqa: E402
-from farkle_jax.layout import StateLayout  # noqa: E402
-
-
-def load_config(path: str):
-  """Loads `configs/x.py[:arg]` like --config does."""
-  import importlib.util
-  file, _, arg = path.partition(":")
-  spec = importlib.util.spec_from_file_location("bench_config", file)
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  return module.get_config(arg) if arg else module.get_config()
+import farkle_jax  # noqa: F401  (float64)
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import configuration, methods
 
 
 def cpu_name() -> str:
@@ -52,53 +44,58 @@ def cpu_name() -> str:
   return platform.processor() or "unknown CPU"
 
 
-def run_method(name, layout, roll, settings, max_sweeps):
+def run_method(layout, roll, settings):
+  """Builds, compiles and runs `settings.method` in one chunk of up to
+  `settings.sweeps_per_call` sweeps (stopping at the tolerance)."""
   t0 = time.perf_counter()
-  m = methods.METHODS[name](layout, roll, np.dtype(settings.dtype),
-                            settings.norm == "relative", max_sweeps,
-                            settings.tol, settings.init_value,
-                            settings.b_group)
+  chunk = methods.compile_chunk(methods.build(layout, roll, settings),
+                                settings)
   compile_s = time.perf_counter() - t0
-  state = m.init()
+  state = chunk.method.init()
   jax.block_until_ready(state)
   t0 = time.perf_counter()
-  out = m.run(state, float("inf"), max_sweeps)
+  out = chunk.run(state, float("inf"), settings.sweeps_per_call)
   jax.block_until_ready(out.state)
   wall = time.perf_counter() - t0
   dev = jax.devices()[0]
   stats = dev.memory_stats() if dev.platform != "cpu" else None
   return {
-      "method": name, "sweeps": out.done, "residual": out.residual,
-      "compile_s": compile_s, "wall_s": wall,
+      "method": settings.method, "sweeps": out.done,
+      "residual": out.residual, "compile_s": compile_s, "wall_s": wall,
       "updates": layout.num_states * out.work,
       "updates_per_s": layout.num_states * out.work / wall,
-      "footprint_gb": (m.memory_bytes() or 0) / 2**30,
+      "footprint_gb": (chunk.memory_bytes() or 0) / 2**30,
       "peak_host_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                       / 2**20,
       "peak_device_gb": (stats or {}).get("peak_bytes_in_use", 0) / 2**30,
-      "w0": m.start_values(out.state),
+      "w0": chunk.method.start_values(out.state),
   }
 
 
-def main():
-  ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  ap.add_argument("--config", default="configs/default.py")
-  ap.add_argument("--methods", default="ordered,value_iteration",
-                  help="comma-separated; the last is the baseline")
-  ap.add_argument("--max_sweeps", type=int, default=500)
-  args = ap.parse_args()
-  rules, settings = configuration.check(load_config(args.config))
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  for name in _METHODS.value:
+    if name not in configuration.METHODS:
+      raise app.UsageError(f"--methods: {name!r} is not one of "
+                           f"{configuration.METHODS}")
+  try:
+    rules, settings = configuration.check(_CONFIG.value)
+  except configuration.ConfigError as e:
+    raise SystemExit(f"error: {e}") from None
   layout = StateLayout(rules, settings.chunk_keys)
-  roll = tables.build(rules)
+  roll = roll_tables.build(rules)
   dev = jax.devices()[0]
-  print(f"# {datetime.date.today()}  {args.config}  rules={rules.name} "
+  config_file = config_flags.get_config_filename(flags.FLAGS["config"])
+  print(f"# {datetime.date.today()}  {config_file}  rules={rules.name} "
         f"goal={rules.goal} floor={rules.floor}  {settings.norm} tol "
         f"{settings.tol:g}  {settings.dtype}")
   print(f"# backend {jax.default_backend()}: {dev.device_kind} x"
         f"{jax.device_count()}; host {cpu_name()}, {os.cpu_count()} cores")
   print(f"# model states {layout.num_states:,}")
-  results = [run_method(name, layout, roll, settings, args.max_sweeps)
-             for name in args.methods.split(",")]
+  results = [run_method(layout, roll, settings._replace(
+      method=name, sweeps_per_call=_MAX_SWEEPS.value))
+             for name in _METHODS.value]
   base = results[-1]
   head = (f"{'method':<16}{'sweeps':>7}{'updates':>12}{'updates/s':>11}"
           f"{'compile s':>10}{'wall s':>9}{'footprint':>10}{'peak host':>10}"
@@ -116,4 +113,11 @@ def main():
 
 
 if __name__ == "__main__":
-  main()
+  _CONFIG = config_flags.DEFINE_config_file(
+      "config", "configs/default.py", "Config file, e.g. configs/default.py.",
+      lock_config=True)
+  _METHODS = flags.DEFINE_list("methods", ["ordered", "value_iteration"],
+                               "Solve methods; the last is the baseline.")
+  _MAX_SWEEPS = flags.DEFINE_integer("max_sweeps", 500, "Most sweeps a "
+                                     "method runs (one compiled chunk).")
+  app.run(main)

@@ -15,27 +15,24 @@ goals.png and goals.md.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import farkle_jax  # noqa: E402,F401
-import outputs  # noqa: E402
-from farkle_jax import bellman, checkpointing, expected_score  # noqa: E402
-from farkle_jax import queries, solve  # noqa: E402
+import farkle_jax  # noqa: F401  (float64)
+import outputs
+from farkle_jax.solver import bellman, checkpointing, driver, queries
+from farkle_jax.strategy import expected_score
 
 
 def opening_states(w0, layout, roll, t_last: int):
   """[(t points, n, W, T)] of the reachable opening-turn states, t > 0."""
-  zero = layout.index_of(0)
-  key = layout.key_index(zero, zero, 0, 0)
+  opening = layout.opening_key()
+  key = layout.key_index(*opening)
   rows = bellman.turn_values(w0, np.array([key]), layout, roll)[..., 0]
-  reach = queries.reachable(layout, roll, zero)
+  reach = queries.reachable(layout, roll, opening[0])
   sol = expected_score.solve(layout.rules, roll)
   out = []
   for t in range(1, min(t_last // layout.unit, layout.num_rows - 1) + 1):
@@ -82,7 +79,7 @@ def main(argv):
     cfg = _CONFIG.value.copy_and_resolve_references()
     cfg.rules.goal = g
     path = os.path.join(wd, f"goal{g}")
-    w0, layout, roll, summary = solve.ensure(cfg, path)
+    w0, layout, roll, summary = driver.ensure(cfg, path)
     states = opening_states(w0, layout, roll, _T_LAST.value)
     pairs = discrepancies(states)
     counts.append((g, len(pairs), len(states)))

@@ -15,19 +15,15 @@ call) contributes its per-sweep residuals only.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import time
 
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import farkle_jax  # noqa: E402,F401
-import outputs  # noqa: E402
-from farkle_jax import checkpointing, configuration, solve  # noqa: E402
+import farkle_jax  # noqa: F401  (float64)
+import outputs
+from farkle_jax.solver import checkpointing, configuration, driver, results
 
 
 PUBLISHED_SWEEPS = 62  # published plain value iteration, facebook, rel 1e-9
@@ -91,23 +87,23 @@ def main(argv):
       raise app.UsageError(f"--methods: {m!r} is not one of "
                            f"{configuration.METHODS}")
     if m in given:
-      with open(os.path.join(given[m], "summary.json")) as f:
-        summary = json.load(f)
+      summary = results.read_summary(given[m])
+      if summary is None:
+        raise app.UsageError(f"--run={m}={given[m]}: no finished run there "
+                             "(no summary.json)")
     else:
       cfg = _CONFIG.value.copy_and_resolve_references()
       cfg.solver.method = m
-      cfg.solver.iterations_per_call = 1
-      summary = solve.ensure(cfg, os.path.join(wd, m))[3]
+      cfg.solver.sweeps_per_call = 1
+      summary = driver.ensure(cfg, os.path.join(wd, m)).summary
     summaries[m] = summary
     by_method[m] = rows_of(m, summary)
   final = summaries[_METHODS.value[-1]]["first_player_win"]
   keys = ["method", "sweep", "residual", "state_updates", "first_player_win",
           "seconds"]
-  with open(os.path.join(wd, "iterations.csv"), "w") as f:
-    f.write(",".join(keys) + "\n")
-    for rows in by_method.values():
-      for r in rows:
-        f.write(",".join(str(r[k]) for k in keys) + "\n")
+  outputs.write_csv(os.path.join(wd, "iterations.csv"), ",".join(keys),
+                    [",".join(str(r[k]) for k in keys)
+                     for rows in by_method.values() for r in rows])
   _plot(os.path.join(wd, "iterations.png"), by_method, final)
   any_summary = next(iter(summaries.values()))
   tol, norm = any_summary["tol"], any_summary["norm"]

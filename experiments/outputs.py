@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
+from typing import Any, Iterable
 
 
 def pyplot():
@@ -21,9 +23,16 @@ def save(fig, path: str) -> None:
   pyplot().close(fig)
 
 
-def write_csv(path: str, header: str, rows: list[str]) -> None:
+def write_csv(path: str, header: str, rows: Iterable[str]) -> None:
+  """Writes a CSV file: the header line, then one line per row."""
   with open(path, "w") as f:
     f.write(header + "\n" + "".join(r + "\n" for r in rows))
+
+
+def write_json(path: str, data: Any) -> None:
+  """Writes data as indented JSON (values JSON lacks as their str)."""
+  with open(path, "w") as f:
+    json.dump(data, f, indent=1, default=str)
 
 
 def write_report(path: str, lines: list[str], show: int | None = None

@@ -12,16 +12,15 @@ there); the solver never reads them.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from absl import app, flags
 
-import farkle_jax  # noqa: E402,F401  (float64)
-from farkle_jax import queries, scoring, solve  # noqa: E402
-from farkle_jax.tables import next_dice  # noqa: E402
+import farkle_jax  # noqa: F401  (float64)
+from farkle_jax.game import scoring
+from farkle_jax.game.roll_tables import next_dice
+from farkle_jax.solver import queries, results
 
 PUBLISHED = os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "tests", "data", "published.json")
@@ -51,7 +50,7 @@ def bank_thresholds(table, step=50):
 
 def compare(workdir: str, published: dict) -> dict:
   """Computed vs published figures of the opening turn of a run."""
-  w0, layout, roll, summary = solve.load(workdir)
+  w0, layout, roll, summary = results.load(workdir)
   fb = published["facebook"]
   sl = fb["opening_turn_slice"]
   table = queries.turn_table(w0, layout, roll, sl["b"], sl["d"], sl["f"],
@@ -86,14 +85,15 @@ def compare(workdir: str, published: dict) -> dict:
   }
 
 
-def main():
-  ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  ap.add_argument("--workdir", required=True)
-  ap.add_argument("--published", default=PUBLISHED)
-  args = ap.parse_args()
-  with open(args.published) as f:
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  with open(_PUBLISHED.value) as f:
     published = json.load(f)
-  r = compare(args.workdir, published)
+  try:
+    r = compare(_WORKDIR.value, published)
+  except FileNotFoundError as e:
+    raise SystemExit(f"error: {e}") from None
   got, ref = r["first_player_win"]
   print(f"first-player win: {got:.9f} (published {ref})")
   dev, where = r["slice_max_abs_deviation"]
@@ -114,4 +114,9 @@ def main():
 
 
 if __name__ == "__main__":
-  main()
+  _WORKDIR = flags.DEFINE_string("workdir", None,
+                                 "Finished run of configs/facebook.py.")
+  _PUBLISHED = flags.DEFINE_string("published", PUBLISHED,
+                                   "The published figures (JSON).")
+  flags.mark_flags_as_required(["workdir"])
+  app.run(main)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 import time
 
 import jax
@@ -24,12 +23,10 @@ import numpy as np
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import farkle_jax  # noqa: E402,F401
-import outputs  # noqa: E402
-from farkle_jax import bellman, checkpointing, solve  # noqa: E402
-from farkle_jax.layout import N_DICE  # noqa: E402
+import farkle_jax  # noqa: F401  (float64)
+import outputs
+from farkle_jax.game.layout import N_DICE
+from farkle_jax.solver import bellman, checkpointing, driver
 
 
 @functools.partial(jax.jit, static_argnames=("bank_min",))
@@ -78,13 +75,14 @@ def compare_runs(run_a, run_b, batch: int = 2048):
     in-turn state of each key, and its number of differing decisions.
   """
   (wa, la, roll), (wb, lb, _) = run_a, run_b
-  unit = la.unit
   low = max(la.rules.low, lb.rules.low)
-  scores = np.arange(low, la.rules.goal, unit)
+  scores = np.arange(low, la.rules.goal, la.unit)
   S, F = len(scores), la.num_farkle
   b, d, f, e = np.meshgrid(np.arange(S), np.arange(S), np.arange(F),
                            np.arange(F), indexing="ij")
   b, d, f, e = (x.reshape(-1) for x in (b, d, f, e))
+  # Rows 0 .. t_max of the lowest shared score, and one row of wins.
+  num_rows = int(la.t_max(la.index_of(low))) + 2
   ra = bellman.roll_arrays(roll)
   dice = np.argmax(np.asarray(ra.set_weight) > 0, axis=0)
   groups, col = [], 0
@@ -93,22 +91,23 @@ def compare_runs(run_a, run_b, batch: int = 2048):
     groups.append((g.rows, jnp.asarray(dice[col:col + n_rows])))
     col += n_rows
   groups = tuple(groups)
-  padded = [la.padded_start(wa), lb.padded_start(wb)]
+  # Each run: its values, layout, padded start vector and the index of the
+  # lowest shared score.
+  runs = [(w0, lay, lay.padded_start(w0), lay.index_of(low))
+          for w0, lay in ((wa, la), (wb, lb))]
   out = [np.zeros(len(b)), np.zeros(len(b), np.int64)]
   start = time.time()
   for s in range(0, len(b), batch):
     sl = slice(s, s + batch)
     vals, banks = [], []
-    for w0, lay, pad in ((wa, la, padded[0]), (wb, lb, padded[1])):
-      off = (low - lay.rules.low) // unit
-      keys = np.ravel_multi_index((b[sl] + off, d[sl] + off, f[sl], e[sl]),
-                                  lay.key_shape)
-      rows = bellman.turn_values(w0, keys, lay, roll)[:la.goal - low // unit + 1]
-      fields = np.unravel_index(keys, lay.key_shape)
+    for w0, lay, pad, first in runs:
+      fields = (b[sl] + first, d[sl] + first, f[sl], e[sl])
+      keys = lay.key_index(*fields)
+      rows = bellman.turn_values(w0, keys, lay, roll)[:num_rows]
       banks.append(lay.bank_values(pad, fields, rows.shape[0]).T)
       vals.append(rows)
     T1 = min(v.shape[0] for v in vals)
-    t_max = la.t_max(b[sl] + (low - la.rules.low) // unit)
+    t_max = la.t_max(b[sl] + la.index_of(low))
     dev, bd, cd = _compare(*(jnp.asarray(v[:T1]) for v in vals),
                            *(jnp.asarray(x[:T1]) for x in banks),
                            jnp.asarray(t_max, jnp.int32), groups,
@@ -186,8 +185,9 @@ def main(argv):
     cfg = _CONFIG.value.copy_and_resolve_references()
     cfg.rules.floor = floor
     path = os.path.join(wd, f"L{floor}")
-    *run, summary = solve.ensure(cfg, path)
-    runs.append(tuple(run))
+    run = driver.ensure(cfg, path)
+    runs.append(run[:3])
+    summary = run.summary
     win = summary["first_player_win"]
     md.append(f"- L = {floor}: first-player win {win:.9f}, "
               f"{summary['iterations']} sweeps (`python -m farkle_jax.main "

@@ -14,18 +14,16 @@ Writes where_to_roll.csv, where_to_roll.png and where_to_roll.md there.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import farkle_jax  # noqa: E402,F401
-import outputs  # noqa: E402
-from farkle_jax import checkpointing, solve, strategies  # noqa: E402
+import farkle_jax  # noqa: F401  (float64)
+import outputs
+from farkle_jax.solver import checkpointing, driver
+from farkle_jax.strategy import policies
 
 
 def thresholds(w0, layout, roll, batch: int = 2048):
@@ -36,10 +34,9 @@ def thresholds(w0, layout, roll, batch: int = 2048):
      again [S, S, 6] bool, rolling optimal at some larger non-winning t).
   """
   S = layout.num_scores
-  opt = strategies.optimal(w0, layout, roll)
+  opt = policies.optimal(w0, layout, roll)
   b, d = np.meshgrid(np.arange(S), np.arange(S), indexing="ij")
-  keys = np.ravel_multi_index((b.ravel(), d.ravel(), 0 * b.ravel(),
-                               0 * b.ravel()), layout.key_shape)
+  keys = layout.key_index(b.ravel(), d.ravel(), 0, 0)
   first = np.full((len(keys), 6), -1)
   again = np.zeros((len(keys), 6), bool)
   T1 = layout.num_rows + 1
@@ -56,6 +53,18 @@ def thresholds(w0, layout, roll, batch: int = 2048):
     above = t[None, :, None] > idx[:, None, :]
     again[s:s + batch] = (has & (live[..., None] & ~bank & above).any(1))
   return first.reshape(S, S, 6), again.reshape(S, S, 6)
+
+
+def csv_rows(scores, first, again):
+  """One CSV row per (b, d, n): scores in points, the bank threshold (empty
+  where the player goes for it) and whether rolling is optimal again."""
+  S = len(scores)
+  for i in range(S):
+    for j in range(S):
+      for n in range(1, 7):
+        v = first[i, j, n - 1]
+        yield (f"{scores[i]},{scores[j]},{n},{'' if v < 0 else v},"
+               f"{int(again[i, j, n - 1])}")
 
 
 def _plot(path, first, layout):
@@ -84,20 +93,15 @@ def main(argv):
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   wd = _WORKDIR.value
   t0 = time.time()
-  w0, layout, roll, _ = solve.ensure(_CONFIG.value, wd)
+  w0, layout, roll, _ = driver.ensure(_CONFIG.value, wd)
   first, again = thresholds(w0, layout, roll)
   S = layout.num_scores
-  scores = (np.arange(S) + layout.low) * layout.unit
-  with open(os.path.join(wd, "where_to_roll.csv"), "w") as f:
-    f.write("b,d,n,bank_from,rolls_again_above\n")
-    for i in range(S):
-      for j in range(S):
-        for n in range(1, 7):
-          v = first[i, j, n - 1]
-          f.write(f"{scores[i]},{scores[j]},{n},{'' if v < 0 else v},"
-                  f"{int(again[i, j, n - 1])}\n")
+  scores = layout.points(np.arange(S))
+  outputs.write_csv(os.path.join(wd, "where_to_roll.csv"),
+                    "b,d,n,bank_from,rolls_again_above",
+                    csv_rows(scores, first, again))
   _plot(os.path.join(wd, "where_to_roll.png"), first, layout)
-  zero = layout.index_of(0)
+  b0, d0, _, _ = layout.opening_key()
   md = ["# Where to roll", "",
         outputs.command_line(time.time() - t0), "",
         "Figure: where_to_roll.png (one panel per n; colour: the smallest "
@@ -107,14 +111,14 @@ def main(argv):
         "where rolling is optimal again above the threshold |",
         "|---|---|---|---|"]
   for n in range(6, 0, -1):
-    md.append(f"| {n} | {first[zero, zero, n - 1]} | "
+    md.append(f"| {n} | {first[b0, d0, n - 1]} | "
               f"{int((first[:, :, n - 1] < 0).sum()):,} | "
               f"{int(again[:, :, n - 1].sum()):,} |")
   md.append("")
   for n in range(6, 0, -1):
     go = first[:, :, n - 1] < 0
-    at_b0 = scores[go[zero]]
-    at_d0 = scores[go[:, zero]]
+    at_b0 = scores[go[b0]]
+    at_d0 = scores[go[:, d0]]
     md.append(f"- n = {n}: go for it at b = 0 from d = "
               f"{at_b0.min() if len(at_b0) else 'never'}; at d = 0 from "
               f"b = {at_d0.min() if len(at_d0) else 'never'}")

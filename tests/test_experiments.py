@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from farkle_jax import bellman, queries, solve
+from farkle_jax.solver import bellman, driver, queries, results
 from configs import tiny
 
 sys.path.insert(0, os.path.join(ROOT, "experiments"))
@@ -49,9 +49,25 @@ def two_floors(tmp_path_factory):
     cfg = tiny.get_config("facebook")
     cfg.rules.floor = floor
     path = str(tmp_path_factory.mktemp(f"L{-floor}"))
-    solve.run(cfg, path)
-    runs.append(solve.load(path)[:3])
+    driver.run(cfg, path)
+    runs.append(results.load(path)[:3])
   return runs
+
+
+def _keys_reading(layout, k):
+  """[K] bool: the keys whose turn reads W0 of key k, by the definitions of
+  the model: the opponent's key after a farkle, or after banking a total t
+  that banking allows (t >= bank minimum) short of winning (t <= t_max(b))."""
+  fields = layout.key_fields()
+  target = layout.key_fields(k)
+  reads = layout.farkle_index(fields) == k
+  for t in range(layout.bank_min, layout.num_rows):
+    after = layout.after_bank(fields, t)
+    hit = t <= layout.t_max(fields[0])
+    for a, want in zip(after, target):
+      hit = hit & (a == want)
+    reads |= hit
+  return reads
 
 
 def test_compare_run_with_itself(two_floors):
@@ -60,6 +76,28 @@ def test_compare_run_with_itself(two_floors):
   assert dev.max() == 0 and diffs.max() == 0
   region = score_floor.identical_region(scores, dev, diffs)
   assert region[2] == (-500, 0.0)
+
+
+def test_compare_runs_sees_a_perturbed_key_exactly_where_it_is_read(
+    two_floors):
+  w0, layout, roll = two_floors[0]
+  # A key both a farkle and a bank lead to: f = 1 needs the farkle of a key
+  # with e = 1, e = 0 a bank or a last farkle (f = 2 -> 0).
+  k = layout.key_index(layout.index_of(300), layout.index_of(200), 1, 0)
+  reads = _keys_reading(layout, k)
+  farkles = layout.farkle_index(layout.key_fields()) == k
+  assert farkles.any() and (reads & ~farkles).any()
+  perturbed = w0.copy()
+  perturbed.reshape(-1)[k] = 0.0   # banking into k now wins outright
+  scores, dev, diffs = score_floor.compare_runs((w0, layout, roll),
+                                                (perturbed, layout, roll))
+  # Both runs have every banked score: the compared keys are all keys.
+  assert list(scores) == [layout.points(i) for i in range(layout.num_scores)]
+  assert dev.shape == layout.key_shape
+  changed = dev.reshape(-1) > 0
+  np.testing.assert_array_equal(changed, reads)
+  assert not diffs.reshape(-1)[~reads].any()
+  assert diffs.reshape(-1)[reads].any()
 
 
 def test_deviation_by_b_matches_direct_computation(two_floors):
@@ -110,8 +148,7 @@ def test_opening_states_and_where_to_roll(tiny_runs):
 
 def test_iterations_rows_from_a_traced_solve(tiny_runs):
   _, _, _, workdir = tiny_runs("minimal")
-  with open(os.path.join(workdir, "summary.json")) as f:
-    summary = json.load(f)
+  summary = results.read_summary(workdir)
   rows = iterations.rows_of("ordered", summary)
   assert len(rows) == summary["iterations"]
   assert rows[-1]["first_player_win"] == pytest.approx(
@@ -128,3 +165,40 @@ def test_where_to_roll_script_writes_its_outputs(tmp_path):
   assert out.returncode == 0, out.stderr[-2000:]
   for name in ("where_to_roll.csv", "where_to_roll.png", "where_to_roll.md"):
     assert os.path.getsize(tmp_path / name) > 0
+
+
+def test_benchmark_script_builds_each_method_from_the_config():
+  out = subprocess.run(
+      [sys.executable, "experiments/benchmark.py", "--config",
+       "configs/tiny.py:facebook", "--max_sweeps=100",
+       "--config.rules.goal=600", "--config.solver.tol=1e-12"], cwd=ROOT,
+      capture_output=True, text=True,
+      env={**os.environ, "JAX_PLATFORMS": "cpu"})
+  assert out.returncode == 0, out.stderr[-2000:]
+  lines = out.stdout.splitlines()
+  assert "configs/tiny.py:facebook" in lines[0]
+  assert "goal=600" in lines[0] and "tol 1e-12" in lines[0]
+  rows = {line.split()[0]: line.split() for line in lines
+          if line.split()[0] in ("ordered", "value_iteration")}
+  assert set(rows) == {"ordered", "value_iteration"}
+  for r in rows.values():
+    assert 0 < int(r[1]) < 100         # converged before the sweep limit
+    assert float(r[-1]) < 1e-10        # W0 agrees with the baseline
+
+
+def test_strategy_report_script_writes_its_outputs(tmp_path):
+  out = subprocess.run(
+      [sys.executable, "experiments/strategy_report.py", "--config",
+       "configs/tiny.py:minimal", "--workdir", str(tmp_path), "--games=2000",
+       "--nosearch", "--bank_at=300"], cwd=ROOT, capture_output=True,
+      text=True, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+  assert out.returncode == 0, out.stderr[-2000:]
+  md = (tmp_path / "analysis" / "strategy_report.md").read_text()
+  assert "## Memorized table" in md and "| bank:300 |" in md
+  with open(tmp_path / "analysis" / "strategy_report.json") as f:
+    rep = json.load(f)
+  assert list(rep["exact"]) == ["optimal", "maxscore", "memorized",
+                                "bank:300"]
+  assert rep["exact"]["optimal"]["overall"] == pytest.approx(0.5, abs=1e-12)
+  assert set(rep["simulation"]) == set(rep["exact"])
+  assert rep["komi"]["fairest"] in [k for k, _ in rep["komi"]["curve"]]

@@ -1,13 +1,14 @@
 """The published-figure comparator's definitions on synthetic tables."""
 
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "experiments"))
 
 import reproduce_published  # noqa: E402
-from farkle_jax import rules as rules_lib  # noqa: E402
+from farkle_jax.game import rules as rules_lib  # noqa: E402
 
 
 def _row(t, actions, unreachable=(), w=0.5):
@@ -32,3 +33,15 @@ def test_worked_example_options_follow_the_score_set():
                                           [6, 5, 3, 3, 3, 2], {"rows": rows})
   assert [(k, pts) for k, pts, _ in opts] == [(1, 50), (3, 300), (4, 350)]
   assert opts[0][2] == rows[1]["W"]["5"]
+
+
+def test_a_missing_run_fails_with_one_line(tmp_path):
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  out = subprocess.run(
+      [sys.executable, "experiments/reproduce_published.py", "--workdir",
+       str(tmp_path / "none")], cwd=root, capture_output=True, text=True,
+      env={**os.environ, "JAX_PLATFORMS": "cpu"})
+  assert out.returncode == 1
+  lines = out.stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error: ")
+  assert str(tmp_path / "none") in lines[0]
