@@ -64,9 +64,15 @@ def test_turn_table_actions(solved):
           t + layout.index_of(0) < layout.num_scores) else 1.0
       for n, a in row["action"].items():
         assert (a == "bank") == (row["W"][n] == bank)
-  # By default the table stops at the first total where every n banks.
+  # By default the table stops at the first total where every n banks, or
+  # at the top when there is none (the tiny games roll on near the goal).
   all_bank = [i for i, r in enumerate(full["rows"])
               if set(r["action"].values()) == {"bank"}]
-  assert all_bank, "every tiny game banks everywhere below its goal"
+  end = all_bank[0] + 1 if all_bank else len(full["rows"])
   table = queries.turn_table(w0, layout, roll, 0, 0, 0, 0)
-  assert table["rows"] == full["rows"][:all_bank[0] + 1]
+  assert table["rows"] == full["rows"][:end]
+  # An opponent who never wins (W0 = 0): banking is worth 1, so every n
+  # banks from the bank minimum on and the table stops there.
+  sure = queries.turn_table(np.zeros_like(w0), layout, roll, 0, 0, 0, 0)
+  assert sure["rows"][-1]["t"] == layout.rules.bank_minimum
+  assert set(sure["rows"][-1]["action"].values()) == {"bank"}

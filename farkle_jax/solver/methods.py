@@ -113,12 +113,11 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
   stages, plan = ordered.build(layout, settings.norm == "relative", b_group,
                                mesh.size)
   vector_shape = jax.ShapeDtypeStruct((layout.padded_size,), dtype)
-  no = jnp.zeros((), jnp.bool_)
 
   def sweep(state, tables):
     vector, fresh = state
     vector, res, work = ordered.sweep(vector, *tables, plan, mesh, fresh)
-    return (vector, no), res, work
+    return (vector, jnp.zeros((), jnp.bool_)), res, work
 
   def init():
     w0 = np.full(layout.key_shape, settings.init_value)
@@ -132,7 +131,8 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
       checkpoint_shape={"vector": vector_shape},
       sweep=sweep, init=init,
       to_checkpoint=lambda state: {"vector": state[0]},
-      from_checkpoint=lambda saved, _: (saved["vector"], no),
+      from_checkpoint=lambda saved, _: (saved["vector"],
+                                        jnp.zeros((), jnp.bool_)),
       start_values=lambda state: np.asarray(layout.unpad(state[0])))
 
 

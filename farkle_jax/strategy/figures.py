@@ -16,9 +16,9 @@ from farkle_jax.strategy import memorized, simulation
 class MaxScore(NamedTuple):
   """Maximum expected score play of one turn."""
   sol: expected_score.TurnSolution
-  reach: np.ndarray                       # [cap + 1, 6] bool reachable
-  thresholds: dict[int, tuple[int | None, list[int]]]  # n -> (bank from,
-                                          #   totals where rolling is again)
+  reach: np.ndarray  # [cap + 1, 6] bool: reachable from (0, 6)
+  # n -> (smallest t that banks, larger totals where rolling is optimal again)
+  thresholds: dict[int, tuple[int | None, list[int]]]
 
   def as_dict(self) -> dict:
     return dict(points_per_turn=self.sol.points_per_turn(),
