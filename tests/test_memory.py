@@ -35,8 +35,8 @@ def test_solve_hints_name_a_floor_that_fits():
   rules = rules_lib.facebook(floor=-10_000)
   layout = StateLayout(rules)
   need = memory.full_state_bytes(layout)
-  hints = memory.solve_hints(rules, "value_iteration", "float64",
-                             layout.chunk_keys, need, need // 3)
+  hints = memory.solve_hints(layout, "value_iteration", "float64", need,
+                             need // 3)
   assert hints[0].startswith("solver.method='ordered'")
   floor = int(hints[1].split("=")[1])
   fits = StateLayout(rules.replace(floor=floor))

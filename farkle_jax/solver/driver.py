@@ -51,10 +51,10 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   layout = StateLayout(rules, settings.chunk_keys)
   _check_backend(rules, layout, settings)
   if settings.method == "value_iteration":  # cheap bound before compiling
-    _plan_memory(rules, layout, settings, None)
+    _plan_memory(layout, settings, None)
   roll = roll_tables.build(rules)
   chunk = _compile(layout, roll, settings)
-  need = _plan_memory(rules, layout, settings, chunk.memory_bytes())
+  need = _plan_memory(layout, settings, chunk.memory_bytes())
   os.makedirs(workdir, exist_ok=True)
   ckpt = checkpointing.Checkpoints(
       os.path.join(workdir, "checkpoints"),
@@ -107,9 +107,9 @@ def _check_backend(rules: Rules, layout: StateLayout, settings: Settings
                f"{layout.num_states:,}", settings.dtype)
 
 
-def _plan_memory(rules: Rules, layout: StateLayout, settings: Settings,
+def _plan_memory(layout: StateLayout, settings: Settings,
                  compiled_bytes: int | None) -> int:
-  need = memory.check_solve(rules, layout, settings.method, settings.dtype,
+  need = memory.check_solve(layout, settings.method, settings.dtype,
                             settings.memory_limit_gb, compiled_bytes)
   logging.info("memory estimate %.2f GB", need / 2**30)
   return need

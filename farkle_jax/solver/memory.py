@@ -13,7 +13,6 @@ import jax
 import numpy as np
 
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.game.rules import Rules
 
 RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
 BYTES = {"float64": 8, "float32": 4}
@@ -83,18 +82,18 @@ def full_state_bytes(layout: StateLayout, dtype: str = "float64",
   return values + keys + step
 
 
-def solve_hints(rules: Rules, method: str, dtype: str, chunk_keys: int,
-                need: int, have: int) -> list[str]:
+def solve_hints(layout: StateLayout, method: str, dtype: str, need: int,
+                have: int) -> list[str]:
   """Settings that would bring a solve of `need` bytes within `have`."""
   hints = []
   if method != "ordered":
     hints.append("solver.method='ordered' (start-of-turn values only)")
+  rules = layout.rules
   if rules.has_penalty:
-    layout = StateLayout(rules, chunk_keys)
     floor = rules.floor
     while floor < 0:
       floor = min(0, floor + 500)
-      trial = StateLayout(rules.replace(floor=floor), chunk_keys)
+      trial = StateLayout(rules.replace(floor=floor), layout.chunk_keys)
       scaled = (full_state_bytes(trial, dtype) * need
                 // max(1, full_state_bytes(layout, dtype)))
       if scaled <= have:
@@ -105,7 +104,7 @@ def solve_hints(rules: Rules, method: str, dtype: str, chunk_keys: int,
   return hints
 
 
-def check_solve(rules: Rules, layout: StateLayout, method: str, dtype: str,
+def check_solve(layout: StateLayout, method: str, dtype: str,
                 limit_gb: float | None, compiled_bytes: int | None = None
                 ) -> int:
   """The solve's footprint; MemoryRefused (with hints) if it cannot fit.
@@ -122,5 +121,5 @@ def check_solve(rules: Rules, layout: StateLayout, method: str, dtype: str,
     have = available_bytes(on_device=True)
   hints = []
   if need > have[0]:
-    hints = solve_hints(rules, method, dtype, layout.chunk_keys, need, have[0])
+    hints = solve_hints(layout, method, dtype, need, have[0])
   return check(need, "this run", have, hints)
