@@ -185,10 +185,10 @@ def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
     def body(c):
       state, res, work = method.sweep(c.state, tables)
       return _Loop(state, res, c.history.at[c.done].set(res), c.done + 1,
-                   c.work + work)
+                   c.work + work.astype(c.work.dtype))
 
     init = _Loop(state, residual, jnp.full((sweeps,), jnp.nan, dtype),
-                 jnp.zeros((), jnp.int32), jnp.zeros((), dtype))
+                 jnp.zeros((), jnp.int32), jnp.zeros((), jnp.float64))
     return jax.lax.while_loop(cond, body, init)
 
   scalar = jax.ShapeDtypeStruct((), dtype)

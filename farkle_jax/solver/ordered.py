@@ -236,13 +236,16 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
       vector, change = evaluate(s, vector)
       return vector, steps + 1, change
 
+    # float32 cannot resolve 1e-13: its Newton steps stop at its rounding.
+    rtol = max(NEWTON_RTOL, 16 * float(jnp.finfo(vector.dtype).eps))
     vector, steps, _ = jax.lax.while_loop(
-        lambda c: (c[1] < NEWTON_STEPS) & (c[2] > NEWTON_RTOL), newton,
+        lambda c: (c[1] < NEWTON_STEPS) & (c[2] > rtol), newton,
         (vector, 0, jnp.asarray(jnp.inf, vector.dtype)))
     return vector, work + steps * stages.work[s]
 
+  # The work count keeps the tables' float64 whatever the values' dtype.
   vector, work = jax.lax.fori_loop(0, stages.keys.shape[0], stage,
-                                   (vector, jnp.zeros((), vector.dtype)))
+                                   (vector, jnp.zeros((), stages.work.dtype)))
   delta = jnp.abs(vector - old)[:-1]
   if plan.relative:
     delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
