@@ -1,20 +1,30 @@
-"""Orbax checkpoints of a solve, refused when they belong to another model.
+"""Orbax checkpoints of a solve: verified, and refused for another model.
 
-A checkpoint holds the solver state (float64 arrays and counters) and a JSON
-*fingerprint*: the rules, the state layout and the dtype. Restoring compares
-the fingerprint with the current run and refuses a mismatch, naming what
-differs, instead of silently reusing values of another model.
+A checkpoint holds the solver state (float64 arrays and counters) and sealed
+JSON metadata (`integrity.seal`): a *fingerprint* (the rules, the state
+layout and the dtype) and a checksum of every array. Restoring compares the
+fingerprint with the current run and refuses a mismatch, naming what differs,
+instead of silently reusing values of another model. A checkpoint that does
+not verify (damaged bytes, a truncated or missing file, values that break an
+invariant of the model) is moved aside to damaged_checkpoints/ with one log
+line, and the previous one is tried; with none left the run starts over.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Mapping
+import shutil
+import time
+from typing import Any, Callable, Mapping
 
 import jax
+import numpy as np
 import orbax.checkpoint as ocp
+from absl import logging as absl_logging
 from orbax.checkpoint import checkpoint_managers
+
+from farkle_jax.solver import integrity
 
 
 class QuietOrbax(logging.Filter):
@@ -55,29 +65,56 @@ class Checkpoints:
   def save(self, step: int, state: Mapping[str, jax.Array],
            extra: Mapping[str, Any] | None = None) -> None:
     """Saves `state` (a dict of arrays) at `step`, always (force=True)."""
-    meta = {"fingerprint": self.fingerprint, **(extra or {})}
     if step in self.manager.all_steps():
       return
+    checksums = {k: integrity.array_checksum(v) for k, v in state.items()}
+    meta = integrity.seal({"fingerprint": self.fingerprint,
+                           "checksums": checksums, **(extra or {})})
     self.manager.save(step, args=ocp.args.Composite(
         state=ocp.args.StandardSave(dict(state)),
         meta=ocp.args.JsonSave(meta)), force=True)
 
-  def restore(self, like: Mapping[str, jax.Array]
+  def restore(self, like: Mapping[str, jax.Array],
+              check: Callable[[dict[str, Any]], None] | None = None
               ) -> tuple[int, dict[str, jax.Array], dict[str, Any]] | None:
-    """Restores the latest checkpoint shaped and typed like `like`.
+    """Restores the latest intact checkpoint shaped and typed like `like`.
+
+    Args:
+      like: {name: array or ShapeDtypeStruct} of the state.
+      check: raises `integrity.Damaged` if a restored state breaks an
+        invariant of the model.
 
     Returns:
-      (step, state, meta), or None when there is no checkpoint.
+      (step, state, meta), or None when no intact checkpoint is left.
 
     Raises:
       CheckpointMismatch: the checkpoint belongs to another model.
     """
-    step = self.manager.latest_step()
-    if step is None:
-      return None
-    meta = self.manager.restore(step, args=ocp.args.Composite(
-        meta=ocp.args.JsonRestore()))["meta"]
-    self._check(meta.get("fingerprint", {}), step)
+    damaged = False
+    for step in sorted(self.manager.all_steps(), reverse=True):
+      try:
+        meta = integrity.unseal(self.manager.restore(
+            step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"],
+            f"checkpoint {step} metadata")
+      except Exception as e:  # any read error means the same: unusable
+        damaged = self._set_aside(step, e)
+        continue
+      self._check(meta.get("fingerprint", {}), step)
+      try:
+        state = self._restore_state(step, like, meta)
+        if check is not None:
+          check(state)
+      except Exception as e:
+        damaged = self._set_aside(step, e)
+        continue
+      return step, state, meta
+    if damaged:
+      absl_logging.warning("no intact checkpoint left in %s: starting over",
+                           self.manager.directory)
+    return None
+
+  def _restore_state(self, step: int, like: Mapping[str, jax.Array],
+                     meta: Mapping[str, Any]) -> dict[str, jax.Array]:
     target = {k: jax.ShapeDtypeStruct(v.shape, v.dtype,
                                       sharding=_sharding(v))
               for k, v in like.items()}
@@ -85,10 +122,27 @@ class Checkpoints:
         state=ocp.args.StandardRestore(target)))["state"]
     for k, v in like.items():
       if state[k].dtype != v.dtype or state[k].shape != v.shape:
-        raise CheckpointMismatch(
-            f"checkpoint {step}: {k} restored as {state[k].dtype}"
-            f"{state[k].shape}, expected {v.dtype}{v.shape}")
-    return step, dict(state), meta
+        raise integrity.Damaged(
+            f"{k} restored as {state[k].dtype}{state[k].shape}, expected "
+            f"{v.dtype}{v.shape}")
+    integrity.verify_arrays({k: np.asarray(state[k]) for k in like},
+                            meta.get("checksums", {}), f"checkpoint {step}")
+    return dict(state)
+
+  def _set_aside(self, step: int, error: Exception) -> bool:
+    """Moves a damaged checkpoint out of the manager's sight; logs why."""
+    src = os.path.join(str(self.manager.directory), str(step))
+    dst_dir = os.path.join(os.path.dirname(str(self.manager.directory)),
+                           "damaged_checkpoints")
+    os.makedirs(dst_dir, exist_ok=True)
+    dst = os.path.join(dst_dir, f"{step}-{time.strftime('%Y%m%d-%H%M%S')}")
+    shutil.move(src, dst)
+    self.manager.reload()
+    reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    absl_logging.warning(
+        "checkpoint %d is damaged (%s: %s); moved to %s, trying the one "
+        "before", step, type(error).__name__, reason[:200], dst)
+    return True
 
   def _check(self, saved: Mapping[str, Any], step: int) -> None:
     if saved == self.fingerprint:

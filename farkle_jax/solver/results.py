@@ -17,7 +17,7 @@ import numpy as np
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import queries
+from farkle_jax.solver import integrity, memory, queries
 
 
 class Run(NamedTuple):
@@ -33,13 +33,30 @@ def table_name(workdir: str, b: int, d: int, f: int, e: int) -> str:
   return os.path.join(workdir, "tables", f"turn_b{b}_d{d}_f{f}_e{e}")
 
 
+class ResultsError(RuntimeError):
+  """A workdir whose results cannot be used (missing, damaged, unfinished,
+  or not converged)."""
+
+
+def _replace_atomically(path: str, write) -> None:
+  tmp = f"{path}.tmp{os.getpid()}"
+  with open(tmp, "wb") as f:
+    write(f)
+    f.flush()
+    os.fsync(f.fileno())
+  os.replace(tmp, path)
+
+
 def write(workdir: str, summary: dict[str, Any], w0: np.ndarray,
           layout: StateLayout, roll: roll_tables.RollTables,
           slices) -> None:
-  """Writes the start values, the summary and the turn tables of `slices`."""
-  np.save(os.path.join(workdir, "start_values.npy"), w0)
-  with open(os.path.join(workdir, "summary.json"), "w") as f:
-    json.dump(summary, f, indent=1, default=str)
+  """Writes the start values, the turn tables of `slices` and, last, the
+  sealed summary (so a summary exists only beside its own start values)."""
+  path = os.path.join(workdir, "summary.json")
+  if os.path.exists(path):
+    os.remove(path)
+  _replace_atomically(os.path.join(workdir, "start_values.npy"),
+                      lambda f: np.save(f, w0))
   os.makedirs(os.path.join(workdir, "tables"), exist_ok=True)
   for b, d, f, e in slices:
     table = queries.turn_table(w0, layout, roll, b, d, f, e)
@@ -48,23 +65,77 @@ def write(workdir: str, summary: dict[str, Any], w0: np.ndarray,
       fh.write(queries.format_table(table) + "\n")
     with open(name + ".json", "w") as fh:
       fh.write(queries.to_json(table))
+  sealed = integrity.seal({**summary, "checksums": {
+      "start_values": integrity.array_checksum(w0)}})
+  _replace_atomically(path, lambda f: f.write(
+      json.dumps(sealed, indent=1).encode()))
 
 
 def read_summary(workdir: str) -> dict[str, Any] | None:
-  """The summary of the run in `workdir`, or None when there is none."""
+  """The verified summary of the run in `workdir`, or None when there is
+  none.
+
+  Raises:
+    ResultsError: summary.json is damaged.
+  """
   path = os.path.join(workdir, "summary.json")
   if not os.path.exists(path):
     return None
-  with open(path) as f:
-    return json.load(f)
+  try:
+    with open(path) as f:
+      return integrity.unseal(json.load(f), "summary.json")
+  except (ValueError, UnicodeDecodeError, integrity.Damaged) as e:
+    raise ResultsError(f"{path} is damaged ({_first_line(e)}); rerun "
+                       "farkle_jax.main with this --workdir to rewrite it "
+                       "from the checkpoints") from None
 
 
-def load(workdir: str) -> Run:
-  """Loads a finished run."""
+def load(workdir: str, allow_unconverged: bool = False) -> Run:
+  """Loads and verifies a finished run.
+
+  Args:
+    workdir: the run's workdir.
+    allow_unconverged: load a run that stopped above its tolerance.
+
+  Raises:
+    ResultsError: no finished run, damaged files, or not converged.
+  """
   summary = read_summary(workdir)
   if summary is None:
-    raise FileNotFoundError(f"{workdir} holds no finished run (no summary.json)"
-                            "; run farkle_jax.main with this --workdir first")
+    raise ResultsError(_missing(workdir))
+  if not summary["converged"] and not allow_unconverged:
+    raise ResultsError(
+        f"the run in {workdir} did not converge (max change "
+        f"{summary['final_residual']:.3e} >= tol {summary['tol']:g} after "
+        f"{summary['iterations']} sweeps); solve on with a higher "
+        "--config.solver.max_iterations, or pass --allow_unconverged")
   rules = rules_lib.from_mapping(summary["rules"])
-  w0 = np.load(os.path.join(workdir, "start_values.npy"))
-  return Run(w0, StateLayout(rules), roll_tables.build(rules), summary)
+  layout = StateLayout(rules)
+  memory.check_arrays(layout.num_keys * 8, "the start values")
+  path = os.path.join(workdir, "start_values.npy")
+  try:
+    w0 = np.load(path, allow_pickle=False)
+    if w0.shape != layout.key_shape:
+      raise integrity.Damaged(f"shape {w0.shape}, expected {layout.key_shape}")
+    integrity.verify_arrays({"start_values": w0}, summary["checksums"], path)
+    integrity.check_probabilities(w0, path)
+  except (OSError, ValueError, EOFError) as e:  # Damaged is a ValueError
+    raise ResultsError(f"{path} is missing or damaged ({_first_line(e)}); "
+                       "rerun farkle_jax.main with this --workdir to rewrite "
+                       "it from the checkpoints") from None
+  return Run(w0, layout, roll_tables.build(rules), summary)
+
+
+def _missing(workdir: str) -> str:
+  if not os.path.isdir(workdir):
+    return f"{workdir} does not exist: solve first with farkle_jax.main"
+  if os.path.isdir(os.path.join(workdir, "checkpoints")):
+    return (f"{workdir} holds an unfinished solve (checkpoints, no "
+            "summary.json); rerun farkle_jax.main with this --workdir to "
+            "finish it")
+  return (f"{workdir} holds no finished run (no summary.json); run "
+          "farkle_jax.main with this --workdir first")
+
+
+def _first_line(e: Exception) -> str:
+  return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
