@@ -17,14 +17,15 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import ml_collections
+import numpy as np
 from absl import logging
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.rules import Rules
-from farkle_jax.solver import checkpointing, configuration, memory, methods
-from farkle_jax.solver import results
+from farkle_jax.solver import checkpointing, configuration, integrity
+from farkle_jax.solver import locking, memory, methods, results
 from farkle_jax.solver.configuration import Settings
 
 
@@ -40,52 +41,88 @@ class Progress(NamedTuple):
   resumed_from: int | None   # checkpoint step this process started from
 
 
+class SolveFault(RuntimeError):
+  """The solve produced values that break an invariant of the model."""
+
+
+class NotConverged(RuntimeError):
+  """The run stopped at max_iterations above its tolerance."""
+
+
 def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   """Solves the configured rules in `workdir` (resuming), writes results.
 
   Returns:
     The summary dict that is also written to workdir/summary.json.
+
+  Raises:
+    ConfigError, MemoryRefused: before anything is built or written.
+    WorkdirLocked: another solve holds the workdir.
+    CheckpointMismatch: the workdir holds another model's checkpoint.
+    SolveFault: a sweep produced a value that is not a probability.
+    NotConverged: max_iterations reached above the tolerance (the results
+      are written, marked not converged).
   """
   start = time.time()
   rules, settings = configuration.check(config)
+  configuration.check_workdir(workdir)
   layout = StateLayout(rules, settings.chunk_keys)
   _check_backend(rules, layout, settings)
-  if settings.method == "value_iteration":  # cheap bound before compiling
-    _plan_memory(layout, settings, None)
-  roll = roll_tables.build(rules)
-  chunk = _compile(layout, roll, settings)
-  need = _plan_memory(layout, settings, chunk.memory_bytes())
+  _plan_memory(layout, settings, None)  # from the sizes, before any table
   os.makedirs(workdir, exist_ok=True)
-  ckpt = checkpointing.Checkpoints(
-      os.path.join(workdir, "checkpoints"),
-      fingerprint(rules, layout, settings, chunk.method.state_format),
-      keep=settings.checkpoint_keep)
-  progress = _restore(ckpt, chunk, settings)
-  progress = _iterate(progress, chunk, ckpt, layout, settings, start)
-  ckpt.close()
-  w0 = chunk.method.start_values(progress.state)
-  summary = _summary(progress, w0, layout, settings, config, need, start)
-  results.write(workdir, summary, w0, layout, roll, settings.slices)
+  with locking.WorkdirLock(workdir):
+    roll = roll_tables.build(rules)
+    chunk = _compile(layout, roll, settings)
+    need = _plan_memory(layout, settings, chunk.memory_bytes())
+    ckpt = checkpointing.Checkpoints(
+        os.path.join(workdir, "checkpoints"),
+        fingerprint(rules, layout, settings, chunk.method.state_format),
+        keep=settings.checkpoint_keep)
+    progress = _restore(ckpt, chunk, settings)
+    progress = _iterate(progress, chunk, ckpt, layout, settings, start)
+    ckpt.close()
+    w0 = chunk.method.start_values(progress.state)
+    summary = _summary(progress, w0, layout, settings, config, need, start)
+    results.write(workdir, summary, w0, layout, roll, settings.slices)
   logging.info("first-player win probability %.9f (%s after %d sweeps, "
                "max change %.2e)", summary["first_player_win"],
                "converged" if summary["converged"] else "NOT converged",
                progress.iteration, progress.residual)
+  if not summary["converged"]:
+    raise NotConverged(
+        f"not converged: {progress.iteration} sweeps (solver.max_iterations) "
+        f"left a max change of {progress.residual:.3e} >= solver.tol = "
+        f"{settings.tol:g}; the values in {workdir} are marked unconverged. "
+        "Rerun with a higher --config.solver.max_iterations to continue")
   return summary
 
 
-def ensure(config: ml_collections.ConfigDict, workdir: str) -> results.Run:
+def ensure(config: ml_collections.ConfigDict, workdir: str,
+           allow_unconverged: bool = False) -> results.Run:
   """Loads the run in `workdir` if it holds these rules solved to the
-  config's tolerance (or better); otherwise solves (resuming) and loads."""
+  config's tolerance (or better); otherwise solves (resuming) and loads.
+
+  With `allow_unconverged`, a run that stops at max_iterations is loaded
+  (marked so in its summary) instead of raising NotConverged.
+  """
   rules, settings = configuration.check(config)
-  summary = results.read_summary(workdir)
-  if (summary is not None and summary.get("converged")
-      and rules_lib.from_mapping(summary["rules"]) == rules
-      and summary["norm"] == settings.norm
-      and summary["tol"] <= settings.tol):
-    logging.info("using the finished run in %s", workdir)
-  else:
+  try:
+    summary = results.read_summary(workdir)
+    if (summary is not None and summary.get("converged")
+        and rules_lib.from_mapping(summary["rules"]) == rules
+        and summary["norm"] == settings.norm
+        and summary["tol"] <= settings.tol):
+      loaded = results.load(workdir)
+      logging.info("using the finished run in %s", workdir)
+      return loaded
+  except results.ResultsError as e:  # damaged: solved again (resuming)
+    logging.warning("%s", e)
+  try:
     run(config, workdir)
-  return results.load(workdir)
+  except NotConverged:
+    if not allow_unconverged:
+      raise
+  return results.load(workdir, allow_unconverged)
 
 
 def fingerprint(rules: Rules, layout: StateLayout, settings: Settings,
@@ -111,7 +148,9 @@ def _plan_memory(layout: StateLayout, settings: Settings,
                  compiled_bytes: int | None) -> int:
   need = memory.check_solve(layout, settings.method, settings.dtype,
                             settings.memory_limit_gb, compiled_bytes)
-  logging.info("memory estimate %.2f GB", need / 2**30)
+  logging.info("memory estimate %.2f GB (%s)", need / 2**30,
+               "from the sizes" if compiled_bytes is None
+               else "with the compiled chunk")
   return need
 
 
@@ -132,7 +171,8 @@ def _restore(ckpt: checkpointing.Checkpoints, chunk: methods.CompiledChunk,
   restored = ckpt.restore(
       {**method.checkpoint_shape,
        "iteration": jax.ShapeDtypeStruct((), jnp.int64),
-       "residual": jax.ShapeDtypeStruct((), jnp.dtype(settings.dtype))})
+       "residual": jax.ShapeDtypeStruct((), jnp.dtype(settings.dtype))},
+      check=lambda saved: _check_saved(saved, method))
   if restored is None:
     return Progress(method.init(), 0, math.inf, [], [], 0.0, 0.0, None)
   step, saved, meta = restored
@@ -147,6 +187,31 @@ def _restore(ckpt: checkpointing.Checkpoints, chunk: methods.CompiledChunk,
   logging.info("resumed from checkpoint %d (residual %.3e)",
                progress.iteration, progress.residual)
   return progress
+
+
+def _check_saved(saved: dict, method: methods.Method) -> None:
+  """Damaged unless a restored state is one the solver could have saved."""
+  for name in method.checkpoint_shape:
+    integrity.check_probabilities(saved[name], f"checkpoint {name}")
+  residual, iteration = float(saved["residual"]), int(saved["iteration"])
+  if not (math.isfinite(residual) and residual >= 0 and iteration >= 1):
+    raise integrity.Damaged(f"checkpoint counters: iteration {iteration}, "
+                            f"residual {residual}")
+
+
+def _check_chunk(out: methods.Progress, w0: np.ndarray, iteration: int
+                 ) -> None:
+  """Stops the run (SolveFault) when a chunk's values are not
+  probabilities, so nothing wrong reaches a checkpoint."""
+  try:
+    if out.done < 1:
+      raise integrity.Damaged("no sweep ran")
+    if not math.isfinite(out.residual):
+      raise integrity.Damaged(f"the max change is {out.residual}")
+    integrity.check_probabilities(w0, "the start values")
+  except integrity.Damaged as e:
+    raise SolveFault(f"sweep {iteration}: {e}; stopped before saving it "
+                     "(the checkpoints hold the last good sweep)") from None
 
 
 def _iterate(p: Progress, chunk: methods.CompiledChunk,
@@ -168,7 +233,9 @@ def _iterate(p: Progress, chunk: methods.CompiledChunk,
                  iteration, out.residual, layout.num_states * out.work / dt,
                  _clock(time.time() - start),
                  _eta(p.residual, out.residual, out.done, dt, settings.tol))
-    w_start = chunk.method.start_values(out.state)[layout.opening_key()]
+    w0 = chunk.method.start_values(out.state)
+    _check_chunk(out, w0, iteration)
+    w_start = w0[layout.opening_key()]
     trace = p.trace + [{"iteration": iteration, "residual": out.residual,
                         "work": work, "first_player_win": float(w_start),
                         "sweep_seconds": p.sweep_seconds + dt}]

@@ -9,6 +9,8 @@ a setting that would.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import numpy as np
 
@@ -70,37 +72,74 @@ def check_arrays(need: int, what: str, on_device: bool = False) -> int:
                share=0.8)
 
 
+# Host bytes per key of building a method's index tables (NumPy int64
+# temporaries), measured with some margin on facebook at L = -2500 and
+# -10,000 (380 and 335 bytes per key for ordered).
+HOST_BYTES_PER_KEY = {"ordered": 448, "value_iteration": 256}
+TEMP_BYTES = 2**23  # per-stage temporaries of the ordered turn pass
+
+
+class Footprint(NamedTuple):
+  """Estimated peak bytes of a run, by where they live."""
+  host: int     # NumPy tables while building, with the runtime
+  device: int   # device arrays: state, tables, temporaries
+
+
 def full_state_bytes(layout: StateLayout, dtype: str = "float64",
                      width: int = 8, sets: int = 256) -> int:
-  """Peak bytes of a value-iteration sweep: the value array plus the start
-  values, index tables and one turn step's temporaries."""
+  """Peak device bytes of a value-iteration sweep: the value array twice
+  (XLA keeps the previous one while writing), the start values, the index
+  tables and one turn step's temporaries."""
   size = BYTES[dtype]
-  values = int(np.prod(layout.value_shape)) * size
+  values = int(np.prod(layout.value_shape, dtype=np.float64)) * size
   keys = (layout.num_keys * size * 4
           + layout.num_chunks * layout.chunk_keys * 16)
   step = 3 * sets * width * layout.chunk_keys * size
-  return values + keys + step
+  return 2 * values + keys + step
 
 
-def solve_hints(layout: StateLayout, method: str, dtype: str, need: int,
-                have: int) -> list[str]:
-  """Settings that would bring a solve of `need` bytes within `have`."""
+def ordered_bytes(layout: StateLayout, dtype: str = "float64") -> int:
+  """Peak device bytes of an ordered sweep: a few copies of the padded
+  start vector, the stage tables (int32, padded) and the temporaries."""
+  return (4 * layout.padded_size * BYTES[dtype] + 48 * layout.num_keys
+          + TEMP_BYTES * BYTES[dtype] // 8)
+
+
+def footprint(layout: StateLayout, method: str, dtype: str) -> Footprint:
+  """A run's footprint from the sizes alone, before anything is built."""
+  device = (ordered_bytes(layout, dtype) if method == "ordered"
+            else full_state_bytes(layout, dtype))
+  return Footprint(RUNTIME_BYTES + HOST_BYTES_PER_KEY[method]
+                   * layout.num_keys, device)
+
+
+def _fits(fp: Footprint, limits: tuple[int, int], shared: bool) -> bool:
+  if shared:  # a CPU backend: host and device memory are the same
+    return fp.host + fp.device <= limits[0]
+  return fp.host <= limits[0] and fp.device <= limits[1]
+
+
+def solve_hints(layout: StateLayout, method: str, dtype: str,
+                fits) -> list[str]:
+  """Settings that would bring a solve within memory, each checked with
+  `fits(layout, method, dtype)`."""
   hints = []
-  if method != "ordered":
+  if method != "ordered" and fits(layout, "ordered", dtype):
     hints.append("solver.method='ordered' (start-of-turn values only)")
+  if dtype == "float64" and fits(layout, method, "float32"):
+    hints.append("solver.dtype='float32' (about 1e-7 accuracy)")
   rules = layout.rules
-  if rules.has_penalty:
-    floor = rules.floor
-    while floor < 0:
-      floor = min(0, floor + 500)
-      trial = StateLayout(rules.replace(floor=floor), layout.chunk_keys)
-      scaled = (full_state_bytes(trial, dtype) * need
-                // max(1, full_state_bytes(layout, dtype)))
-      if scaled <= have:
-        hints.append(f"rules.floor={floor}")
-        break
-  if dtype == "float64":
-    hints.append("solver.dtype='float32' (halves the values, ~1e-7 accuracy)")
+  for floor in range(rules.floor + 500 - rules.floor % 500, 1, 500):
+    if rules.has_penalty and fits(StateLayout(rules.replace(floor=floor),
+                                              layout.chunk_keys), method, dtype):
+      hints.append(f"rules.floor={floor}")
+      break
+  for goal in (100_000, 50_000, 20_000, 10_000, 5_000, 3_000, 2_000, 1_000):
+    if (rules.bank_minimum <= goal < rules.goal and goal % rules.step == 0
+        and fits(StateLayout(rules.replace(goal=goal), layout.chunk_keys),
+                 method, dtype)):
+      hints.append(f"rules.goal={goal}")
+      break
   return hints
 
 
@@ -109,17 +148,35 @@ def check_solve(layout: StateLayout, method: str, dtype: str,
                 ) -> int:
   """The solve's footprint; MemoryRefused (with hints) if it cannot fit.
 
-  The estimate is XLA's memory analysis of the compiled chunk when given,
-  else `full_state_bytes`; plus the runtime. The limit is `limit_gb` when
-  set, else the default device's memory.
+  Called twice: before anything is built, from the sizes alone
+  (`footprint`), and after compiling with XLA's memory analysis of the
+  chunk (`compiled_bytes`) in place of the device estimate. The limit is
+  `limit_gb` when set (for host and device each), else the memory there.
   """
-  need = (full_state_bytes(layout, dtype) if compiled_bytes is None
-          else compiled_bytes) + RUNTIME_BYTES
+  shared = jax.devices()[0].platform == "cpu"
   if limit_gb is not None:
-    have = (int(limit_gb * 2**30), "memory_limit_gb")
+    limits = (int(limit_gb * 2**30),) * 2
+    where = "memory_limit_gb"
   else:
-    have = available_bytes(on_device=True)
-  hints = []
-  if need > have[0]:
-    hints = solve_hints(layout, method, dtype, need, have[0])
-  return check(need, "this run", have, hints)
+    limits = (available_bytes(False)[0], available_bytes(True)[0])
+    where = "available host memory" if shared else "available memory"
+
+  def estimate(lay, meth, dt):
+    fp = footprint(lay, meth, dt)
+    if compiled_bytes is not None and (lay, meth, dt) == (layout, method,
+                                                          dtype):
+      fp = fp._replace(device=compiled_bytes)
+    return fp
+
+  fp = estimate(layout, method, dtype)
+  if _fits(fp, limits, shared):
+    return fp.host + fp.device
+  hints = solve_hints(layout, method, dtype,
+                      lambda *a: _fits(estimate(*a), limits, shared))
+  if shared:
+    need, have = fp.host + fp.device, limits[0]
+  elif fp.host > limits[0]:
+    need, have = fp.host, limits[0]
+  else:
+    need, have = fp.device, limits[1]
+  return check(need, "this run", (have, where), hints)
