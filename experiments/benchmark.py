@@ -28,6 +28,7 @@ from absl import app, flags
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)
+from farkle_jax import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import configuration, methods
@@ -79,10 +80,7 @@ def main(argv):
     if name not in configuration.METHODS:
       raise app.UsageError(f"--methods: {name!r} is not one of "
                            f"{configuration.METHODS}")
-  try:
-    rules, settings = configuration.check(_CONFIG.value)
-  except configuration.ConfigError as e:
-    raise SystemExit(f"error: {e}") from None
+  rules, settings = configuration.check(_CONFIG.value)
   layout = StateLayout(rules, settings.chunk_keys)
   roll = roll_tables.build(rules)
   dev = jax.devices()[0]
@@ -120,4 +118,4 @@ if __name__ == "__main__":
                                "Solve methods; the last is the baseline.")
   _MAX_SWEEPS = flags.DEFINE_integer("max_sweeps", 500, "Most sweeps a "
                                      "method runs (one compiled chunk).")
-  app.run(main)
+  command_line.run(main)

@@ -22,6 +22,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)
+from farkle_jax import command_line
 import outputs
 from farkle_jax.solver import bellman, checkpointing, driver, queries
 from farkle_jax.strategy import expected_score
@@ -119,5 +120,4 @@ if __name__ == "__main__":
   _WORKDIR = flags.DEFINE_string("workdir", None, "Experiment directory.")
   _GOALS = flags.DEFINE_list("goals", ["10000", "30000"], "Goal scores.")
   _T_LAST = flags.DEFINE_integer("t_last", 1500, "Largest turn total.")
-  flags.mark_flags_as_required(["config", "workdir"])
-  app.run(main)
+  command_line.run(main, required=("config", "workdir"))

@@ -22,6 +22,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)
+from farkle_jax import command_line
 import outputs
 from farkle_jax.solver import checkpointing, configuration, driver, results
 
@@ -134,5 +135,4 @@ if __name__ == "__main__":
   _RUN = flags.DEFINE_multi_string(
       "run", [], "method=DIR: take that method's trace from an existing run "
       "directory instead of solving (e.g. a long baseline).")
-  flags.mark_flags_as_required(["config", "workdir"])
-  app.run(main)
+  command_line.run(main, required=("config", "workdir"))

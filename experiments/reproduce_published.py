@@ -18,6 +18,7 @@ import os
 from absl import app, flags
 
 import farkle_jax  # noqa: F401  (float64)
+from farkle_jax import command_line
 from farkle_jax.game import scoring
 from farkle_jax.game.roll_tables import next_dice
 from farkle_jax.solver import queries, results
@@ -90,10 +91,7 @@ def main(argv):
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   with open(_PUBLISHED.value) as f:
     published = json.load(f)
-  try:
-    r = compare(_WORKDIR.value, published)
-  except FileNotFoundError as e:
-    raise SystemExit(f"error: {e}") from None
+  r = compare(_WORKDIR.value, published)
   got, ref = r["first_player_win"]
   print(f"first-player win: {got:.9f} (published {ref})")
   dev, where = r["slice_max_abs_deviation"]
@@ -118,5 +116,4 @@ if __name__ == "__main__":
                                  "Finished run of configs/facebook.py.")
   _PUBLISHED = flags.DEFINE_string("published", PUBLISHED,
                                    "The published figures (JSON).")
-  flags.mark_flags_as_required(["workdir"])
-  app.run(main)
+  command_line.run(main, required=("workdir",))

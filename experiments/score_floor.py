@@ -24,6 +24,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)
+from farkle_jax import command_line
 import outputs
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.solver import bellman, checkpointing, driver
@@ -238,5 +239,4 @@ if __name__ == "__main__":
   _WORKDIR = flags.DEFINE_string("workdir", None, "Experiment directory.")
   _FLOORS = flags.DEFINE_list("floors", ["-2500", "-3000"], "Floors L.")
   _BATCH = flags.DEFINE_integer("batch", 2048, "Keys per batch.")
-  flags.mark_flags_as_required(["config", "workdir"])
-  app.run(main)
+  command_line.run(main, required=("config", "workdir"))

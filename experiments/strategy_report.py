@@ -20,6 +20,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)
+from farkle_jax import command_line
 import outputs
 from farkle_jax.solver import checkpointing, driver
 from farkle_jax.strategy import catalog, expected_score, figures, go_for_it
@@ -159,5 +160,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  flags.mark_flags_as_required(["config", "workdir"])
-  app.run(main)
+  command_line.run(main, required=("config", "workdir"))

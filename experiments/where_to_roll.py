@@ -21,6 +21,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)
+from farkle_jax import command_line
 import outputs
 from farkle_jax.solver import checkpointing, driver
 from farkle_jax.strategy import policies
@@ -128,5 +129,4 @@ def main(argv):
 if __name__ == "__main__":
   _CONFIG = config_flags.DEFINE_config_file("config", None, "Rules config.")
   _WORKDIR = flags.DEFINE_string("workdir", None, "Solved (or to solve) run.")
-  flags.mark_flags_as_required(["config", "workdir"])
-  app.run(main)
+  command_line.run(main, required=("config", "workdir"))

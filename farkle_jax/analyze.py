@@ -27,9 +27,11 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
+from farkle_jax import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import checkpointing, configuration, driver, memory
+from farkle_jax.game.rules import Rules
+from farkle_jax.solver import checkpointing, configuration, driver
 from farkle_jax.strategy import catalog, evaluation, expected_score, figures
 from farkle_jax.strategy import go_for_it, komi, memorized, simulation
 
@@ -45,6 +47,9 @@ _T_LAST = flags.DEFINE_integer("t_last", 500, "maxscore: last t of V table.")
 _GAMES = flags.DEFINE_integer("games", 1_000_000, "simulate: games.")
 _SEED = flags.DEFINE_integer("seed", 0, "simulate: PRNG seed.")
 _K_MAX = flags.DEFINE_integer("k_max", 1000, "komi: largest komi, points.")
+_ALLOW = flags.DEFINE_bool(
+    "allow_unconverged", False, "Use a solved run that stopped at "
+    "max_iterations above its tolerance.")
 
 
 class Command(NamedTuple):
@@ -93,6 +98,30 @@ def _start() -> tuple[int, int]:
   return start
 
 
+def _usage(flag: str, value, allowed: str):
+  raise configuration.ConfigError(f"--{flag}={value}: expected {allowed}")
+
+
+def _check_flags(rules: Rules) -> None:
+  """Every flag of the command line, checked before any compute."""
+  step, low = rules.step, rules.low
+  for v in _start():
+    if v % step or not low <= v < rules.goal:
+      _usage("start", _START.value, f"two scores, multiples of {step} in "
+             f"[{low}, {rules.goal - step}]")
+  for name in (_A.value, _B.value):
+    catalog.check_name(name, step)
+  if _GAMES.value < 2 or _GAMES.value % 2:
+    _usage("games", _GAMES.value, "an even number of games >= 2")
+  if _SEED.value < 0:
+    _usage("seed", _SEED.value, "an integer >= 0")
+  if _K_MAX.value < 0 or _K_MAX.value % step:
+    _usage("k_max", _K_MAX.value, f"a score >= 0, a multiple of {step}")
+  if _T_LAST.value < 0 or _T_LAST.value % step:
+    _usage("t_last", _T_LAST.value, f"a turn total >= 0, a multiple of "
+           f"{step}")
+
+
 def _evaluate(ctx: catalog.Context) -> dict:
   t0 = time.time()
   r = figures.against(ctx, [_A.value], _B.value, _start())[_A.value]
@@ -104,9 +133,6 @@ def _evaluate(ctx: catalog.Context) -> dict:
 
 
 def _simulate(ctx: catalog.Context) -> dict:
-  if _GAMES.value < 2 or _GAMES.value % 2:
-    raise catalog.StrategyError(
-        f"--games={_GAMES.value}: expected an even number of games >= 2")
   a, b = catalog.strategy(_A.value, ctx), catalog.strategy(_B.value, ctx)
   start = _start()
   exact = evaluation.evaluate(a, b, ctx.layout, ctx.roll, start)
@@ -140,9 +166,6 @@ def _goforit(ctx: catalog.Context) -> dict:
 
 
 def _komi(ctx: catalog.Context) -> dict:
-  if _K_MAX.value < 0:
-    raise catalog.StrategyError(
-        f"--k_max={_K_MAX.value}: expected a score of at least 0")
   curve = komi.komi(ctx.w0, ctx.layout, _K_MAX.value)
   k, w = komi.fairest(curve)
   print("    k  P(first player wins)")
@@ -169,11 +192,12 @@ COMMANDS = {
 def _context(config, workdir: str | None, need_optimal: bool
              ) -> catalog.Context:
   rules, _ = configuration.check(config)
+  _check_flags(rules)
   if not need_optimal:
     return catalog.Context(StateLayout(rules), roll_tables.build(rules))
   if not workdir:
     raise catalog.StrategyError("the optimal strategy needs --workdir")
-  run = driver.ensure(config, workdir)
+  run = driver.ensure(config, workdir, _ALLOW.value)
   return catalog.Context(run.layout, run.roll, run.w0)
 
 
@@ -193,16 +217,11 @@ def main(argv):
     raise app.UsageError(f"give one command: {' | '.join(COMMANDS)}")
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   name, command = argv[1], COMMANDS[argv[1]]
-  try:
-    ctx = _context(_CONFIG.value, _WORKDIR.value, command.needs_optimal())
-    out = {"command": name, **command.body(ctx)}
-  except (configuration.ConfigError, memory.MemoryRefused,
-          checkpointing.CheckpointMismatch, catalog.StrategyError) as e:
-    raise SystemExit(f"error: {e}") from None
+  ctx = _context(_CONFIG.value, _WORKDIR.value, command.needs_optimal())
+  out = {"command": name, **command.body(ctx)}
   if _WORKDIR.value:
     _save(_WORKDIR.value, name, out)
 
 
 if __name__ == "__main__":
-  flags.mark_flags_as_required(["config"])
-  app.run(main)
+  command_line.run(main, required=("config",))

@@ -9,8 +9,8 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
-from farkle_jax.solver import checkpointing, configuration, memory, results
-from farkle_jax.solver import driver
+from farkle_jax import command_line
+from farkle_jax.solver import checkpointing, driver, results
 
 _CONFIG = config_flags.DEFINE_config_file(
     "config", None, "Config file, e.g. configs/default.py.", lock_config=True)
@@ -23,11 +23,7 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
-  try:
-    summary = driver.run(_CONFIG.value, _WORKDIR.value)
-  except (configuration.ConfigError, memory.MemoryRefused,
-          checkpointing.CheckpointMismatch) as e:
-    raise SystemExit(f"error: {e}") from None
+  summary = driver.run(_CONFIG.value, _WORKDIR.value)
   print(f"first-player win probability: {summary['first_player_win']:.6f} "
         f"({'converged' if summary['converged'] else 'NOT converged'}: "
         f"{summary['iterations']} sweeps, {summary['norm']} max change "
@@ -40,5 +36,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  flags.mark_flags_as_required(["config", "workdir"])
-  app.run(main)
+  command_line.run(main, required=("config", "workdir"))

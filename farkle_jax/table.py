@@ -7,12 +7,11 @@ win probability of the player to move, whether banking or rolling is best,
 and '-' for states no sequence of rolls reaches.
 """
 
-import sys
-
 from absl import app, flags
 
 import farkle_jax  # noqa: F401  (enables float64)
-from farkle_jax.solver import queries, results
+from farkle_jax import command_line
+from farkle_jax.solver import configuration, queries, results
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run.")
 _B = flags.DEFINE_integer("b", 0, "Banked score of the player to move.")
@@ -22,20 +21,25 @@ _E = flags.DEFINE_integer("e", 0, "Farkle count of the opponent.")
 _T_MAX = flags.DEFINE_integer(
     "t_max", None, "Last turn total to list (default: where every n banks).")
 _JSON = flags.DEFINE_bool("json", False, "Print JSON instead of text.")
+_ALLOW = flags.DEFINE_bool(
+    "allow_unconverged", False, "Read a run that stopped at max_iterations "
+    "above its tolerance.")
 
 
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  w0, layout, roll, _ = results.load(_WORKDIR.value)
+  if _T_MAX.value is not None and _T_MAX.value < 0:
+    raise configuration.ConfigError(
+        f"--t_max={_T_MAX.value}: expected a turn total of at least 0")
+  w0, layout, roll, _ = results.load(_WORKDIR.value, _ALLOW.value)
   try:
     table = queries.turn_table(w0, layout, roll, _B.value, _D.value, _F.value,
                                _E.value, t_max=_T_MAX.value)
   except ValueError as e:
-    sys.exit(f"error: {e}")
+    raise configuration.ConfigError(str(e)) from None
   print(queries.to_json(table) if _JSON.value else queries.format_table(table))
 
 
 if __name__ == "__main__":
-  flags.mark_flags_as_required(["workdir"])
-  app.run(main)
+  command_line.run(main, required=("workdir",))

@@ -178,6 +178,8 @@ def from_mapping(m: Mapping[str, Any]) -> Rules:
     if v is None:
       continue
     if k in _TUPLE_FIELDS:
+      if not isinstance(v, (list, tuple)):
+        _fail(k, v, "a tuple of scores, e.g. (100, 0, 0, 0, 50, 0)")
       v = tuple(v)
     changes[k] = v
   changes.setdefault("name", preset)

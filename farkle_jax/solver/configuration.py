@@ -8,6 +8,9 @@ value raises `ConfigError` naming the field and what is allowed.
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import os
 from typing import Any, NamedTuple
 
 import ml_collections
@@ -42,10 +45,13 @@ class Settings(NamedTuple):
 
 def base(preset: str = "facebook") -> ml_collections.ConfigDict:
   """Every config field, with the values of a rules preset."""
+  if preset not in rules_lib.PRESETS:
+    _fail("rules.preset", preset, f"one of {sorted(rules_lib.PRESETS)}")
   c = ml_collections.ConfigDict()
-  preset_rules = rules_lib.PRESETS[preset]()
-  c.rules = ml_collections.ConfigDict(
-      {"preset": preset, **preset_rules.to_dict()})
+  # Tuples (not lists) so that the command line can override them:
+  # --config.rules.single_scores='(100,0,0,0,50,0)'.
+  preset_rules = dataclasses.asdict(rules_lib.PRESETS[preset]())
+  c.rules = ml_collections.ConfigDict({"preset": preset, **preset_rules})
   c.solver = ml_collections.ConfigDict(dict(
       method="ordered",           # one of METHODS (value_iteration: baseline)
       tol=1e-9,                   # stop when the max change is below this
@@ -74,6 +80,8 @@ def _fail(field: str, value: Any, allowed: str):
 def _number(field, value, kind, low=None, high=None, open_low=False):
   if isinstance(value, bool) or not isinstance(value, kind):
     _fail(field, value, f"a {'number' if kind is not int else 'integer'}")
+  if not math.isfinite(value):
+    _fail(field, value, "a finite number")
   if low is not None and (value < low or (open_low and value == low)):
     _fail(field, value, f"{'>' if open_low else '>='} {low}"
           + (f" and <= {high}" if high is not None else ""))
@@ -114,7 +122,7 @@ def check(config: ml_collections.ConfigDict
             open_low=True)
   slices = []
   for sl in config.slices:
-    if len(sl) != 4:
+    if not isinstance(sl, (tuple, list)) or len(sl) != 4:
       _fail("slices", sl, "tuples (b, d, f, e): scores in points, counts")
     b, d, f, e = (int(x) for x in sl)
     for name, v in (("b", b), ("d", d)):
@@ -125,6 +133,10 @@ def check(config: ml_collections.ConfigDict
       if not 0 <= v < r.farkle_states:
         _fail("slices", sl, f"{name} in [0, {r.farkle_states - 1}]")
     slices.append((b, d, f, e))
+  if config.memory_limit_gb is not None:
+    config_limit = float(config.memory_limit_gb)
+  else:
+    config_limit = None
   settings = Settings(
       method=s.method, tol=float(s.tol), norm=s.norm,
       max_iterations=s.max_iterations,
@@ -133,5 +145,24 @@ def check(config: ml_collections.ConfigDict
       dtype=s.dtype, init_value=float(s.init_value),
       checkpoint_every=config.checkpoint.every,
       checkpoint_keep=config.checkpoint.keep,
-      memory_limit_gb=config.memory_limit_gb, slices=tuple(slices))
+      memory_limit_gb=config_limit, slices=tuple(slices))
   return r, settings
+
+
+def check_workdir(workdir: str | None) -> str:
+  """A workdir the run can write: an existing or creatable directory.
+
+  Raises:
+    ConfigError: empty, a file, or not writable.
+  """
+  if not workdir:
+    raise ConfigError("--workdir is empty: give a directory for the "
+                      "checkpoints and results")
+  if os.path.exists(workdir) and not os.path.isdir(workdir):
+    raise ConfigError(f"--workdir={workdir} is a file, not a directory")
+  parent = workdir
+  while not os.path.exists(parent):  # the nearest existing ancestor
+    parent = os.path.dirname(os.path.abspath(parent))
+  if not os.access(parent, os.W_OK | os.X_OK):
+    raise ConfigError(f"--workdir={workdir}: {parent} is not writable")
+  return workdir

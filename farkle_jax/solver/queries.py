@@ -63,6 +63,9 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
     if not 0 <= v < layout.num_farkle:
       raise ValueError(f"{name}={v} is not a farkle count of these rules: "
                        f"allowed are 0..{layout.num_farkle - 1}")
+  if t_max is not None and (t_max < 0 or t_max % layout.unit):
+    raise ValueError(f"t_max={t_max}: expected a turn total >= 0, a "
+                     f"multiple of {layout.unit}")
   key = layout.key_index(bi, di, f, e)
   values = bellman.turn_values(w0, np.array([key]), layout, roll)[:, :, 0]
   top = int(layout.t_max(bi))

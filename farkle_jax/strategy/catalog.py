@@ -84,19 +84,35 @@ def strategy(name: str, ctx: Context) -> policies.Strategy:
     return policies.max_score(ctx.layout, ctx.sol, "maxscore")
   if name == "memorized":
     return policies.play_memorized(ctx.layout, ctx.memorized_table())
+  check_name(name, ctx.layout.unit)
   if name.startswith("bank:"):
-    try:
-      x = int(name[5:])
-    except ValueError:
-      x = -1
-    if x <= 0 or x % ctx.layout.unit:
-      raise StrategyError(f"{name}: X must be a positive multiple of "
-                          f"{ctx.layout.unit}")
-    return policies.bank_at(ctx.layout, ctx.roll, x)
-  if name.startswith("goforit:"):
-    b, d = parse_go(name[8:], ctx.layout.unit)
-    return go_for_it.go_for_it(ctx.layout, ctx.sol, b, d)
-  raise StrategyError(f"strategy {name!r} is not allowed: one of {NAMES}")
+    return policies.bank_at(ctx.layout, ctx.roll, _bank_points(name,
+                                                               ctx.layout.unit))
+  b, d = parse_go(name[8:], ctx.layout.unit)
+  return go_for_it.go_for_it(ctx.layout, ctx.sol, b, d)
+
+
+def _bank_points(name: str, unit: int) -> int:
+  try:
+    x = int(name[5:])
+  except ValueError:
+    x = -1
+  if x <= 0 or x % unit:
+    raise StrategyError(f"{name}: X must be a positive multiple of {unit}")
+  return x
+
+
+def check_name(name: str, unit: int) -> None:
+  """Raises StrategyError unless `name` names a strategy of the catalog
+  with allowed parameters (scores of `unit` points); builds nothing."""
+  if name in ("optimal", "maxscore", "memorized"):
+    return
+  if name.startswith("bank:"):
+    _bank_points(name, unit)
+  elif name.startswith("goforit:"):
+    parse_go(name[8:], unit)
+  else:
+    raise StrategyError(f"strategy {name!r} is not allowed: one of {NAMES}")
 
 
 def needs_optimal(*names: str) -> bool:

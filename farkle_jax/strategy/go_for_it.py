@@ -39,7 +39,16 @@ def go_masks(layout: StateLayout, b_min: tuple[int, ...],
 def go_for_it(layout: StateLayout, sol: expected_score.TurnSolution,
               b_min: tuple[int, ...], d_min: tuple[int, ...]
               ) -> policies.Strategy:
-  """Go-for-it play with thresholds B_n = b_min[n-1], D_n = d_min[n-1]."""
+  """Go-for-it play with thresholds B_n = b_min[n-1], D_n = d_min[n-1].
+
+  Raises:
+    ValueError: a threshold list is not six scores >= 0 on the score step.
+  """
+  for name, values in (("B", b_min), ("D", d_min)):
+    if (len(values) != N_DICE
+        or any(v < 0 or v % layout.unit for v in values)):
+      raise ValueError(f"go-for-it {name} = {tuple(values)}: expected six "
+                       f"scores >= 0, multiples of {layout.unit}")
   classes = layout.key_fields()[0] * MASKS + go_masks(layout, b_min, d_min)
   return go_for_it_classes(layout, sol, classes.astype(np.int32),
                            f"go for it B={tuple(b_min)} D={tuple(d_min)}")

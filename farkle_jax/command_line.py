@@ -1,0 +1,193 @@
+"""How the entry points start and fail: one line, never a traceback.
+
+Every entry point (`main`, `table`, `analyze`) runs through `run(main)`: it
+parses the flags itself, so that a mistake on the command line (an unknown or
+misspelled flag or config field, a config file that does not exist or fails
+to load, a value of the wrong type) ends in one line on stderr with exit code
+2, and a failure of the run (memory, a damaged or foreign checkpoint, a run
+that did not converge, a locked workdir, a full disk) in one line with exit
+code 1. `--verbose` shows the traceback as well, for bug reports.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import logging as py_logging
+import os
+import re
+import sys
+import traceback
+from typing import Callable, NoReturn
+
+from absl import app, flags
+
+from farkle_jax.solver import checkpointing, configuration, driver, locking
+from farkle_jax.solver import memory, results
+from farkle_jax.strategy import catalog
+
+USAGE_EXIT = 2    # the command line asks for something not allowed
+FAILURE_EXIT = 1  # the run could not do what was asked
+
+USAGE_ERRORS = (configuration.ConfigError, catalog.StrategyError,
+                app.UsageError, flags.Error)
+FAILURES = (memory.MemoryRefused, checkpointing.CheckpointMismatch,
+            driver.SolveFault, driver.NotConverged, locking.WorkdirLocked,
+            results.ResultsError, OSError)
+
+_VERBOSE = flags.DEFINE_bool(
+    "verbose", False, "On an error, also print its traceback (for bug "
+    "reports).")
+
+
+class _NoTpuChatter(py_logging.Filter):
+  """Drops JAX's note that a backend it probes for (TPU) is absent."""
+
+  def filter(self, record):
+    return "Unable to initialize backend" not in record.getMessage()
+
+
+def _verbose(argv: list[str]) -> bool:
+  return any(a in ("--verbose", "--verbose=true", "--verbose=True")
+             for a in argv)
+
+
+def fail(message: str, code: int, exc: BaseException | None = None,
+         verbose: bool = False) -> NoReturn:
+  """Prints `error: message` (and the traceback if `verbose`), exits."""
+  if verbose and exc is not None:
+    traceback.print_exception(exc)
+  print(f"error: {message}", file=sys.stderr)
+  sys.exit(code)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+  """The first error of ours in the chain, else the innermost one."""
+  chain = []
+  while exc is not None and exc not in chain:
+    chain.append(exc)
+    exc = exc.__cause__ or exc.__context__
+  for e in chain:
+    if isinstance(e, USAGE_ERRORS[:2] + FAILURES[:-1]):
+      return e
+  return chain[-1]
+
+
+def _flag_message(exc: BaseException) -> str:
+  """One line for a flag that could not be parsed."""
+  if isinstance(exc, flags.UnrecognizedFlagError) and exc.flagname:
+    name = exc.flagname
+    if name.startswith("config.") and "config" in flags.FLAGS:
+      fields = _config_fields(flags.FLAGS["config"].value)
+      close = difflib.get_close_matches(name[len("config."):], fields, n=1)
+      hint = f"; did you mean --config.{close[0]}?" if close else ""
+      return f"--{name}: the config has no such field{hint}"
+    close = difflib.get_close_matches(name, list(flags.FLAGS), n=1)
+    hint = f"; did you mean --{close[0]}?" if close else ""
+    return f"--{name}: no such flag{hint}"
+  cause = _root_cause(exc)
+  text = str(cause).strip().splitlines()
+  line = next((t for t in reversed(text) if t.strip()), type(cause).__name__)
+  # A message quoted from a traceback keeps its "pkg.SomeError: " prefix.
+  return re.sub(r"^[\w.]+(Error|Exception): ", "", line.strip())
+
+
+def _config_fields(config, prefix: str = "") -> list[str]:
+  if config is None or not hasattr(config, "items"):
+    return []
+  names = []
+  for k, v in config.items():
+    names.append(prefix + k)
+    if hasattr(v, "items"):
+      names += _config_fields(v, prefix + k + ".")
+  return names
+
+
+def _config_file(argv: list[str], with_arg: bool = False) -> str | None:
+  """The --config file named last on the command line (and its :arg)."""
+  found = None
+  for i, a in enumerate(argv):
+    if a.startswith("--config="):
+      found = a[len("--config="):]
+    elif a == "--config" and i + 1 < len(argv):
+      found = argv[i + 1]
+  if found is None or with_arg:
+    return found
+  return found.split(":")[0]
+
+
+def _config_value(argv: list[str]):
+  """The config as loaded by its flag, else loaded here (for hints)."""
+  value = flags.FLAGS["config"].value if "config" in flags.FLAGS else None
+  if value is None:
+    spec = _config_file(argv, with_arg=True)
+    path, _, arg = spec.partition(":") if spec else (None, "", "")
+    loader = importlib.util.spec_from_file_location("_config", path or "")
+    if loader is None:
+      return None
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    value = module.get_config(*([arg] if arg else []))
+  return value
+
+
+def _unknown_override(argv: list[str]) -> str | None:
+  """One line for the first --config.x override the config lacks."""
+  try:
+    fields = _config_fields(_config_value(argv))
+  except Exception:  # the config itself failed: reported as such
+    return None
+  for a in argv:
+    if a.startswith("--config.") or a.startswith("--noconfig."):
+      name = a.split("=")[0].split("config.", 1)[1]
+      if fields and name not in fields:
+        close = difflib.get_close_matches(name, fields, n=1)
+        hint = f"; did you mean --config.{close[0]}?" if close else ""
+        return f"--config.{name}: the config has no such field{hint}"
+  return None
+
+
+def _parse(argv: list[str]) -> list[str]:
+  verbose = _verbose(argv)
+  path = _config_file(argv)
+  if path is not None and not os.path.isfile(path):
+    fail(f"--config={path}: no such file", USAGE_EXIT)
+  try:
+    rest = flags.FLAGS(argv)
+    if "config" in flags.FLAGS and flags.FLAGS["config"].present:
+      flags.FLAGS["config"].value  # load it now: its errors are usage errors
+    return rest
+  except Exception as e:  # every way a command line can be wrong
+    fail(_unknown_override(argv) or _flag_message(e), USAGE_EXIT, e, verbose)
+
+
+def guarded(main: Callable[[list[str]], None]) -> Callable[[list[str]], None]:
+  """`main`, with our errors turned into one line and an exit code."""
+
+  def wrapper(argv):
+    try:
+      main(argv)
+    except USAGE_ERRORS as e:
+      fail(_flag_message(e) if isinstance(e, flags.Error) else str(e),
+           USAGE_EXIT, e, _VERBOSE.value)
+    except FAILURES as e:
+      fail(_failure_message(e), FAILURE_EXIT, e, _VERBOSE.value)
+
+  return wrapper
+
+
+def _failure_message(exc: BaseException) -> str:
+  if isinstance(exc, OSError) and not isinstance(exc, FAILURES[:-1]):
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"{exc.strerror or exc}{where}"
+  return str(exc)
+
+
+def run(main: Callable[[list[str]], None],
+        required: tuple[str, ...] = ()) -> None:
+  """Runs an entry point's `main` the farkle_jax way (see module doc)."""
+  py_logging.getLogger("jax._src.xla_bridge").addFilter(_NoTpuChatter())
+  for name in required:
+    if flags.FLAGS[name].default is None:  # absl refuses it otherwise
+      flags.mark_flag_as_required(name)
+  app.run(guarded(main), flags_parser=_parse)
