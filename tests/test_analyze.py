@@ -31,22 +31,33 @@ def test_cli_maxscore_and_evaluate(tiny_runs):
   assert 0 < res["first"] < 1 and res["overall"] < 0.5
   out = _cli("evaluate", "--config", "configs/tiny.py:minimal", "--workdir",
              workdir, "--a", "bank:33")
-  assert out.returncode == 1 and "bank:33" in out.stderr
+  assert out.returncode == 2 and "bank:33" in out.stderr
 
 
 @pytest.mark.parametrize("args, message", [
     (("simulate", "--games", "1"), "--games=1"),
+    (("simulate", "--games", "0"), "--games=0"),
+    (("simulate", "--seed", "-1"), "--seed=-1"),
     (("komi", "--k_max", "-100"), "--k_max=-100"),
+    (("komi", "--k_max", "75"), "--k_max=75"),
+    (("maxscore", "--t_last", "-50"), "--t_last=-50"),
     (("evaluate", "--start", "0"), "--start='0'"),
+    (("evaluate", "--start", "0,25"), "--start=0,25"),
+    (("evaluate", "--a", "goforit:0,0,0,0,0,-50/0,0,0,0,0,0"), "goforit B"),
+    (("evaluate", "--a", "goforit:0,0,0,0,0,75/0,0,0,0,0,0"), "goforit B"),
+    (("evaluate", "--b", "nobody"), "'nobody' is not allowed"),
+    (("evaluate", "--nosuchflag"), "--nosuchflag: no such flag"),
+    (("nosuchcommand",), "give one command"),
 ])
-def test_cli_refuses_bad_flags_in_one_line(tiny_runs, args, message):
-  _, _, _, workdir = tiny_runs("minimal")
+def test_cli_refuses_bad_flags_in_one_line_before_any_compute(
+    tmp_path, args, message):
   out = _cli(*args, "--config", "configs/tiny.py:minimal", "--workdir",
-             workdir)
-  assert out.returncode == 1
-  assert "Traceback" not in out.stderr
-  last = out.stderr.strip().splitlines()[-1]
-  assert last.startswith("error: ") and message in last
+             str(tmp_path / "w"))
+  assert out.returncode == 2, out.stderr
+  assert out.stderr.strip().splitlines() == [
+      line for line in out.stderr.strip().splitlines()
+      if line.startswith("error: ") and message in line]
+  assert not os.path.exists(tmp_path / "w")  # nothing solved
 
 
 def test_cli_memorized_and_komi(tiny_runs):

@@ -61,7 +61,8 @@ def test_resume_after_sigkill_gives_identical_values(tmp_path, method,
 def test_checkpoint_of_other_rules_is_refused(tmp_path):
   config = tiny.get_config("facebook")
   config.solver.max_iterations = 2
-  driver.run(config, str(tmp_path))
+  with pytest.raises(driver.NotConverged):
+    driver.run(config, str(tmp_path))
   config.rules.floor = -250
   with pytest.raises(Exception, match="rules.floor: checkpoint -500, this run -250"):
     driver.run(config, str(tmp_path))

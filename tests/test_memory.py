@@ -1,11 +1,14 @@
 """Memory policy: the estimate's formula and refusals that name a fix."""
 
+import importlib
+
 import numpy as np
 import pytest
 
+from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import memory
+from farkle_jax.solver import configuration, memory, methods
 
 
 def test_full_state_estimate_is_the_value_array_plus_temporaries():
@@ -15,11 +18,26 @@ def test_full_state_estimate_is_the_value_array_plus_temporaries():
     values = C * T1 * n * Kc * 8
     keys = layout.num_keys * 8 * 4 + C * Kc * 16
     temps = 3 * 256 * 8 * Kc * 8
-    assert memory.full_state_bytes(layout) == values + keys + temps
+    assert memory.full_state_bytes(layout) == 2 * values + keys + temps
     assert n == N_DICE and T1 == layout.num_rows + 1
     # float32 halves the values, not the int32 index tables.
     assert (memory.full_state_bytes(layout, "float32")
-            == (values + temps) // 2 + layout.num_keys * 4 * 4 + C * Kc * 16)
+            == values + temps // 2 + layout.num_keys * 4 * 4 + C * Kc * 16)
+
+
+@pytest.mark.parametrize("config_name", ["tiny", "default"])
+@pytest.mark.parametrize("method", ["ordered", "value_iteration"])
+def test_device_estimate_bounds_the_compiled_chunk(config_name, method):
+  """The estimate made before building anything is at least XLA's memory
+  analysis of the compiled chunk, and not wildly above it."""
+  config = importlib.import_module(f"configs.{config_name}").get_config()
+  config.solver.method = method
+  rules, settings = configuration.check(config)
+  layout = StateLayout(rules, settings.chunk_keys)
+  compiled = methods.compile_chunk(methods.build(
+      layout, roll_tables.build(rules), settings), settings).memory_bytes()
+  estimate = memory.footprint(layout, method, "float64").device
+  assert compiled <= estimate <= 4 * compiled + memory.TEMP_BYTES
 
 
 def test_check_refuses_with_hints():
@@ -31,17 +49,31 @@ def test_check_refuses_with_hints():
     memory.check(9, "x", (10, "here"), share=0.8)
 
 
-def test_solve_hints_name_a_floor_that_fits():
-  rules = rules_lib.facebook(floor=-10_000)
-  layout = StateLayout(rules)
-  need = memory.full_state_bytes(layout)
-  hints = memory.solve_hints(layout, "value_iteration", "float64", need,
-                             need // 3)
+def test_solve_hints_are_each_checked_to_fit():
+  layout = StateLayout(rules_lib.facebook(floor=-10_000))
+  budget = memory.footprint(layout, "value_iteration", "float64").device // 3
+
+  def fits(lay, method, dtype):
+    return memory.footprint(lay, method, dtype).device <= budget
+
+  hints = memory.solve_hints(layout, "value_iteration", "float64", fits)
   assert hints[0].startswith("solver.method='ordered'")
-  floor = int(hints[1].split("=")[1])
-  fits = StateLayout(rules.replace(floor=floor))
-  assert memory.full_state_bytes(fits) <= need // 3
-  assert hints[-1].startswith("solver.dtype='float32'")
+  floor = int(next(h for h in hints if h.startswith("rules.floor")).split("=")[1])
+  assert fits(StateLayout(layout.rules.replace(floor=floor)),
+              "value_iteration", "float64")
+  assert not fits(StateLayout(layout.rules.replace(floor=floor - 500)),
+                  "value_iteration", "float64")
+  # float32 alone would not fit this budget, so it is not offered.
+  assert not any("float32" in h for h in hints)
+
+
+def test_refusal_names_a_setting_that_fits_and_the_settings_check_it():
+  layout = StateLayout(rules_lib.facebook(floor=-100_000))
+  with pytest.raises(memory.MemoryRefused, match=r"rules.floor=-\d+") as e:
+    memory.check_solve(layout, "ordered", "float64", 1.0)
+  floor = int(str(e.value).split("rules.floor=")[1].split(",")[0])
+  fits = StateLayout(layout.rules.replace(floor=floor))
+  assert memory.check_solve(fits, "ordered", "float64", 1.0) <= 2**30
 
 
 def test_available_bytes_of_host_and_device():

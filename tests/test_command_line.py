@@ -1,0 +1,187 @@
+"""Every user error of the entry points: one line, exit 2 (usage) or 1."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+ENV = {**os.environ, "JAX_PLATFORMS": "cpu"}
+TINY = ("--config", "configs/tiny.py:minimal")
+
+
+def _run(module, *args, timeout=300):
+  return subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT,
+                        env=ENV, capture_output=True, text=True,
+                        timeout=timeout)
+
+
+def _one_line(out, code, *words):
+  """The run ended with exit `code` and a single stderr line of ours."""
+  lines = [l for l in out.stderr.splitlines() if l.strip()]
+  errors = [l for l in lines if l.startswith("error: ")]
+  assert out.returncode == code, out.stderr[-3000:]
+  assert len(errors) == 1 and "Traceback" not in out.stderr, out.stderr
+  for w in words:
+    assert w in errors[0], errors[0]
+  return errors[0]
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--config.solver.tolerance=1",),
+     ("--config.solver.tolerance", "did you mean --config.solver.tol?")),
+    (("--config=configs/nope.py",), ("configs/nope.py: no such file",)),
+    (("--config=configs/tiny.py:unknown",), ("rules.preset = 'unknown'",)),
+    (("--config.solver.tol=nan",), ("solver.tol = nan", "finite")),
+    (("--config.solver.tol=inf",), ("solver.tol = inf", "finite")),
+    (("--config.solver.init_value=nan",), ("solver.init_value = nan",)),
+    (("--config.memory_limit_gb=nan",), ("memory_limit_gb = nan",)),
+    (("--config.solver.tol=abc",), ("abc",)),
+    (("--config.rules.single_scores=100",), ("single_scores",)),
+    (("--config.rules.triple_scores=(1000,200)",), ("triple_scores",)),
+    (("--workdir=",), ("--workdir is empty",)),
+    (("--workdir=/etc/hostname",), ("is a file",)),
+    (("--bogus",), ("--bogus: no such flag",)),
+])
+def test_main_usage_errors(tmp_path, args, words):
+  out = _run("farkle_jax.main", *TINY, f"--workdir={tmp_path}/w", *args)
+  _one_line(out, 2, *words)
+  assert not os.path.exists(tmp_path / "w")
+
+
+def test_verbose_shows_the_traceback(tmp_path):
+  out = _run("farkle_jax.main", *TINY, f"--workdir={tmp_path}/w",
+             "--config.solver.tol=nan", "--verbose")
+  assert out.returncode == 2 and "Traceback" in out.stderr
+  assert out.stderr.strip().splitlines()[-1].startswith("error: ")
+
+
+def test_unwritable_workdir_is_one_line(tmp_path):
+  out = _run("farkle_jax.main", *TINY, "--workdir=/proc/farkle_run")
+  _one_line(out, 1, "/proc/farkle_run")
+
+
+def test_tuple_rule_fields_override_from_the_command_line(tmp_path):
+  out = _run("farkle_jax.main", *TINY, f"--workdir={tmp_path}",
+             "--config.rules.single_scores=(100,0,0,0,100,0)",
+             "--config.rules.fixed_n_of_a_kind=(1000,2000,4000)")
+  assert out.returncode == 0, out.stderr[-2000:]
+  rules = json.load(open(tmp_path / "summary.json"))["rules"]
+  assert rules["single_scores"] == [100, 0, 0, 0, 100, 0]
+  assert rules["fixed_n_of_a_kind"] == [1000, 2000, 4000]
+
+
+def test_not_converged_exits_1_and_readers_refuse(tmp_path):
+  out = _run("farkle_jax.main", *TINY, f"--workdir={tmp_path}",
+             "--config.solver.max_iterations=1")
+  _one_line(out, 1, "not converged", "max_iterations")
+  table = _run("farkle_jax.table", f"--workdir={tmp_path}")
+  _one_line(table, 1, "did not converge", "--allow_unconverged")
+  table = _run("farkle_jax.table", f"--workdir={tmp_path}",
+               "--allow_unconverged")
+  assert table.returncode == 0 and "turn table" in table.stdout
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (("--t_max=-100",), 2, ("--t_max=-100",)),
+    (("--t_max=75",), 2, ("t_max=75",)),
+    (("--b=25",), 2, ("b=25",)),
+    (("--f=3",), 2, ("f=3",)),
+])
+def test_table_usage_errors(tiny_runs, args, code, words):
+  workdir = tiny_runs("minimal")[3]
+  _one_line(_run("farkle_jax.table", f"--workdir={workdir}", *args), code,
+            *words)
+
+
+@pytest.mark.parametrize("damage, words", [
+    ("no_workdir", ("does not exist",)),
+    ("unfinished", ("unfinished solve",)),
+    ("empty", ("no finished run",)),
+    ("missing_start_values", ("start_values.npy is missing or damaged",)),
+    ("truncated_start_values", ("start_values.npy is missing or damaged",)),
+    ("missing_summary", ("unfinished solve",)),
+    ("truncated_summary", ("summary.json is damaged",)),
+])
+def test_table_on_a_broken_workdir(tiny_runs, tmp_path, damage, words):
+  workdir = str(tmp_path / "w")
+  if damage != "no_workdir":
+    shutil.copytree(tiny_runs("minimal")[3], workdir)
+  if damage == "unfinished":
+    os.remove(os.path.join(workdir, "summary.json"))
+  if damage == "empty":
+    shutil.rmtree(workdir)
+    os.makedirs(workdir)
+  for name in ("start_values.npy", "summary.json"):
+    path = os.path.join(workdir, name)
+    if damage == f"missing_{name.split('.')[0]}":
+      os.remove(path)
+    if damage == f"truncated_{name.split('.')[0]}":
+      data = open(path, "rb").read()
+      open(path, "wb").write(data[:len(data) // 2])
+  _one_line(_run("farkle_jax.table", f"--workdir={workdir}"), 1, *words)
+
+
+def _peak_rss_of(module, *args) -> tuple[subprocess.CompletedProcess, int]:
+  """Runs a module's main and returns its own peak RSS (bytes)."""
+  code = ("import atexit, resource, runpy, sys; "
+          "atexit.register(lambda: print('PEAK', resource.getrusage("
+          "resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)); "
+          f"sys.argv = {[module] + list(args)!r}; "
+          f"runpy.run_module({module!r}, run_name='__main__')")
+  out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV,
+                       capture_output=True, text=True, timeout=300)
+  peak = int(out.stderr.split("PEAK ")[1].split()[0])
+  out.stderr = out.stderr.split("PEAK ")[0]
+  return out, peak
+
+
+@pytest.mark.parametrize("args, hint", [
+    (("--config.rules.floor=-100000", "--config.memory_limit_gb=1"),
+     "rules.floor=-"),
+    (("--config.rules.goal=1000000",), "rules.goal="),
+    (("--config.solver.method=value_iteration", "--config.memory_limit_gb=1"),
+     "solver.method='ordered'"),
+])
+def test_memory_refusal_before_anything_big(tmp_path, args, hint):
+  out, peak = _peak_rss_of("farkle_jax.main", "--config=configs/facebook.py",
+                           f"--workdir={tmp_path}/w", *args)
+  _one_line(out, 1, "needs about", hint)
+  assert peak < 600 * 2**20  # the JAX runtime only; no table was built
+  assert not os.path.exists(tmp_path / "w")
+
+
+def test_second_solve_is_refused_and_a_killed_holder_is_taken_over(
+    tmp_path):
+  workdir = str(tmp_path)
+  holder = subprocess.Popen(
+      [sys.executable, "-c",
+       "import sys, time; from farkle_jax.solver import locking; "
+       f"lock = locking.WorkdirLock({workdir!r}).__enter__(); "
+       "print('held', flush=True); time.sleep(600)"],
+      cwd=ROOT, env=ENV, stdout=subprocess.PIPE, text=True)
+  assert holder.stdout.readline().strip() == "held"
+  out = _run("farkle_jax.main", *TINY, f"--workdir={workdir}")
+  _one_line(out, 1, "in use by another solve", f"pid {holder.pid}")
+  holder.send_signal(signal.SIGKILL)
+  holder.wait()
+  out = _run("farkle_jax.main", *TINY, f"--workdir={workdir}")
+  assert out.returncode == 0, out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("method", ["ordered", "value_iteration"])
+def test_float32_runs_with_every_method(tmp_path, tiny_runs, method):
+  out = _run("farkle_jax.main", *TINY, f"--workdir={tmp_path}",
+             "--config.solver.dtype=float32", "--config.solver.tol=1e-6",
+             f"--config.solver.method={method}")
+  assert out.returncode == 0, out.stderr[-2000:]
+  w32 = np.load(tmp_path / "start_values.npy")
+  assert w32.dtype == np.float32
+  w64 = tiny_runs("minimal")[0]
+  assert np.abs(w32 - w64).max() < 2e-5

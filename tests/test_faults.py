@@ -1,0 +1,261 @@
+"""Fault injection: every fault ends in the exact result or a refusal.
+
+A tiny game is solved once with a checkpoint after every sweep; each test
+copies that workdir, breaks something (bytes of each checkpoint file, a
+truncated or missing part, a killed save, a NaN, a second solve, a full
+disk), solves again and accepts exactly two outcomes: the start values of
+the uninterrupted run, bit for bit, or one of the refusals of the package.
+"""
+
+import errno
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from farkle_jax.solver import checkpointing, driver, integrity, locking
+from farkle_jax.solver import methods, results
+from configs import tiny
+
+REFUSALS = (checkpointing.CheckpointMismatch, driver.SolveFault,
+            results.ResultsError, locking.WorkdirLocked)
+
+
+def _config():
+  config = tiny.get_config("facebook")
+  config.checkpoint.every = 1
+  config.checkpoint.keep = 3
+  config.solver.sweeps_per_call = 1
+  return config
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+  """The uninterrupted run: (workdir, start values, last step)."""
+  workdir = str(tmp_path_factory.mktemp("base"))
+  summary = driver.run(_config(), workdir)
+  return workdir, np.load(os.path.join(workdir, "start_values.npy")), \
+      summary["iterations"]
+
+
+def _copy(base, tmp_path) -> str:
+  """The base workdir with its checkpoints only (results removed)."""
+  workdir = str(tmp_path / "w")
+  shutil.copytree(base[0], workdir)
+  for name in ("summary.json", "start_values.npy"):
+    os.remove(os.path.join(workdir, name))
+  return workdir
+
+
+def _step_files(base) -> list[str]:
+  step = os.path.join(base[0], "checkpoints", str(base[2]))
+  return sorted(os.path.relpath(os.path.join(d, f), step)
+                for d, _, files in os.walk(step) for f in files)
+
+
+def _exact_or_refused(workdir, base) -> str:
+  try:
+    driver.run(_config(), workdir)
+  except REFUSALS as e:
+    assert "\n" not in str(e)
+    return "refused"
+  w0 = np.load(os.path.join(workdir, "start_values.npy"))
+  np.testing.assert_array_equal(w0, base[1])
+  return "exact"
+
+
+def _flip(path: str) -> None:
+  data = bytearray(open(path, "rb").read())
+  data[len(data) // 2] ^= 0xFF
+  open(path, "wb").write(bytes(data))
+
+
+def _truncate(path: str) -> None:
+  data = open(path, "rb").read()
+  open(path, "wb").write(data[:len(data) // 2])
+
+
+@pytest.mark.parametrize("fault", ["flip", "truncate", "delete"])
+def test_damaged_checkpoint_files_never_give_a_wrong_answer(base, tmp_path,
+                                                            fault):
+  files = _step_files(base)
+  assert len(files) >= 8  # metadata, manifests, data: every kind Orbax writes
+  outcomes = {}
+  for i, rel in enumerate(files):
+    workdir = _copy(base, tmp_path / str(i))
+    path = os.path.join(workdir, "checkpoints", str(base[2]), rel)
+    {"flip": _flip, "truncate": _truncate, "delete": os.remove}[fault](path)
+    outcomes[rel] = _exact_or_refused(workdir, base)
+  # The data files must have been caught and fallen back on, not refused.
+  data = [r for r in files if "/d/" in r]
+  assert data and all(outcomes[r] == "exact" for r in data), outcomes
+
+
+def test_damaged_checkpoint_is_set_aside_and_the_previous_one_used(
+    base, tmp_path, caplog):
+  workdir = _copy(base, tmp_path)
+  step = os.path.join(workdir, "checkpoints", str(base[2]))
+  data = [os.path.join(d, f) for d, _, fs in os.walk(step) for f in fs
+          if "/d/" in os.path.join(d, f)]
+  for path in data:
+    _flip(path)
+  assert _exact_or_refused(workdir, base) == "exact"
+  summary = results.read_summary(workdir)
+  assert summary["resumed_from"] == base[2] - 1
+  assert os.listdir(os.path.join(workdir, "damaged_checkpoints"))
+  assert any("is damaged" in r.getMessage() for r in caplog.records)
+
+
+def test_every_checkpoint_damaged_starts_over(base, tmp_path):
+  workdir = _copy(base, tmp_path)
+  ckpts = os.path.join(workdir, "checkpoints")
+  for step in os.listdir(ckpts):
+    os.remove(os.path.join(ckpts, step, "meta", "metadata"))
+  assert _exact_or_refused(workdir, base) == "exact"
+  assert results.read_summary(workdir)["resumed_from"] is None
+
+
+def test_killed_save_leaves_a_tmp_directory_that_is_ignored(base, tmp_path):
+  workdir = _copy(base, tmp_path)
+  ckpts = os.path.join(workdir, "checkpoints")
+  tmp = os.path.join(ckpts, f"{base[2] + 1}.orbax-checkpoint-tmp-1234")
+  shutil.copytree(os.path.join(ckpts, str(base[2])), tmp)
+  for d, _, fs in os.walk(tmp):
+    for f in fs:
+      _truncate(os.path.join(d, f))
+  assert _exact_or_refused(workdir, base) == "exact"
+
+
+def _meta(workdir, step):
+  path = os.path.join(workdir, "checkpoints", str(step), "meta", "metadata")
+  return json.load(open(path))
+
+
+def test_nan_planted_in_a_checkpoint_is_not_resumed(base, tmp_path):
+  workdir = _copy(base, tmp_path)
+  last = base[2]
+  meta = _meta(workdir, last)
+  ck = checkpointing.Checkpoints(os.path.join(workdir, "checkpoints"),
+                                 meta["fingerprint"], keep=5)
+  vector = np.full(tiny_padded_size(), 0.5)
+  vector[3] = np.nan  # a correct checksum: only the invariant check sees it
+  ck.save(last + 1, {"vector": vector, "iteration": np.int64(last + 1),
+                     "residual": np.float64(0.0)})
+  ck.close()
+  assert _exact_or_refused(workdir, base) == "exact"
+  assert results.read_summary(workdir)["resumed_from"] == last
+
+
+def tiny_padded_size() -> int:
+  from farkle_jax.game.layout import StateLayout
+  from farkle_jax.solver import configuration
+  rules, _ = configuration.check(_config())
+  return StateLayout(rules).padded_size
+
+
+def test_a_sweep_that_makes_nan_stops_before_saving(base, tmp_path,
+                                                    monkeypatch):
+  workdir = str(tmp_path / "w")
+  run = methods.CompiledChunk.run
+
+  def poisoned(self, state, residual, limit):
+    out = run(self, state, residual, limit)
+    vector = np.asarray(out.state[0]).copy()
+    vector[5] = np.nan
+    return out._replace(state=(vector, out.state[1]))
+
+  monkeypatch.setattr(methods.CompiledChunk, "run", poisoned)
+  with pytest.raises(driver.SolveFault, match=r"sweep 1: .*non-finite"):
+    driver.run(_config(), workdir)
+  assert not os.path.exists(os.path.join(workdir, "checkpoints", "1"))
+  monkeypatch.undo()
+  assert _exact_or_refused(workdir, base) == "exact"
+
+
+def test_second_solve_on_a_workdir_is_refused_at_once(base, tmp_path):
+  workdir = _copy(base, tmp_path)
+  with locking.WorkdirLock(workdir):
+    with pytest.raises(locking.WorkdirLocked, match=rf"pid {os.getpid()}"):
+      driver.run(_config(), workdir)
+  assert _exact_or_refused(workdir, base) == "exact"
+
+
+def _no_space(*args, **kwargs):
+  raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_full_disk_on_a_checkpoint_then_resume_is_exact(base, tmp_path,
+                                                        monkeypatch):
+  workdir = str(tmp_path / "w")
+  save = checkpointing.Checkpoints.save
+
+  def save_until_full(self, step, *a, **k):
+    if step >= 3:
+      _no_space()
+    return save(self, step, *a, **k)
+
+  monkeypatch.setattr(checkpointing.Checkpoints, "save", save_until_full)
+  with pytest.raises(OSError, match="No space left"):
+    driver.run(_config(), workdir)
+  monkeypatch.undo()
+  assert _exact_or_refused(workdir, base) == "exact"
+  assert results.read_summary(workdir)["resumed_from"] == 2
+
+
+def test_full_disk_on_the_results_then_rerun_is_exact(base, tmp_path,
+                                                      monkeypatch):
+  workdir = _copy(base, tmp_path)
+  monkeypatch.setattr(results, "_replace_atomically", _no_space)
+  with pytest.raises(OSError, match="No space left"):
+    driver.run(_config(), workdir)
+  with pytest.raises(results.ResultsError):
+    results.load(workdir)  # nothing half-written is loaded
+  monkeypatch.undo()
+  assert _exact_or_refused(workdir, base) == "exact"
+
+
+@pytest.mark.parametrize("fault", ["flip", "truncate", "delete"])
+@pytest.mark.parametrize("name", ["start_values.npy", "summary.json"])
+def test_damaged_results_are_never_loaded(base, tmp_path, name, fault):
+  workdir = str(tmp_path / "w")
+  shutil.copytree(base[0], workdir)
+  path = os.path.join(workdir, name)
+  {"flip": _flip, "truncate": _truncate, "delete": os.remove}[fault](path)
+  with pytest.raises(results.ResultsError, match=r"rerun farkle_jax.main"):
+    results.load(workdir)
+  driver.ensure(_config(), workdir)  # a rerun rewrites them exactly
+  np.testing.assert_array_equal(results.load(workdir).w0, base[1])
+
+
+def test_start_values_out_of_range_are_refused(base, tmp_path):
+  workdir = str(tmp_path / "w")
+  shutil.copytree(base[0], workdir)
+  summary = results.read_summary(workdir)
+  w0 = base[1].copy()
+  w0[0, 0, 0, 0] = 1.5
+  run = results.Run(w0, *results.load(base[0])[1:3], summary)
+  results.write(workdir, summary, run.w0, run.layout, run.roll, ())
+  with pytest.raises(results.ResultsError, match=r"outside \[0, 1\]"):
+    results.load(workdir)
+
+
+def test_unconverged_run_exits_with_an_error_and_is_refused_by_readers(
+    tmp_path):
+  config = _config()
+  config.solver.max_iterations = 2
+  with pytest.raises(driver.NotConverged, match="max_iterations"):
+    driver.run(config, str(tmp_path))
+  with pytest.raises(results.ResultsError, match="did not converge"):
+    results.load(str(tmp_path))
+  run = results.load(str(tmp_path), allow_unconverged=True)
+  assert not run.summary["converged"] and run.summary["iterations"] == 2
+
+
+def test_seal_detects_any_change():
+  sealed = integrity.seal({"a": 1, "b": [0.1, 0.2]})
+  assert integrity.unseal(sealed, "x") == {"a": 1, "b": [0.1, 0.2]}
+  sealed["b"][1] = 0.2000001
+  with pytest.raises(integrity.Damaged, match="checksum"):
+    integrity.unseal(sealed, "x")
