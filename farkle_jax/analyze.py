@@ -31,7 +31,7 @@ from farkle_jax import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.game.rules import Rules
-from farkle_jax.solver import checkpointing, configuration, driver
+from farkle_jax.solver import checkpointing, configuration, driver, memory
 from farkle_jax.strategy import catalog, evaluation, expected_score, figures
 from farkle_jax.strategy import go_for_it, komi, memorized, simulation
 
@@ -179,6 +179,8 @@ def _pair_needs_optimal() -> bool:
   return catalog.needs_optimal(_A.value, _B.value)
 
 
+PER_TURN = ("maxscore", "memorized")  # no array over the keys of the model
+
 COMMANDS = {
     "maxscore": Command(lambda: False, _maxscore),
     "memorized": Command(lambda: False, _memorized),
@@ -189,10 +191,14 @@ COMMANDS = {
 }
 
 
-def _context(config, workdir: str | None, need_optimal: bool
-             ) -> catalog.Context:
+def _context(config, workdir: str | None, need_optimal: bool,
+             per_key: bool) -> catalog.Context:
   rules, _ = configuration.check(config)
   _check_flags(rules)
+  layout = StateLayout(rules)
+  if per_key:
+    memory.check_arrays(memory.analysis_bytes(layout),
+                        "the per-key arrays of this analysis")
   if not need_optimal:
     return catalog.Context(StateLayout(rules), roll_tables.build(rules))
   if not workdir:
@@ -217,7 +223,8 @@ def main(argv):
     raise app.UsageError(f"give one command: {' | '.join(COMMANDS)}")
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   name, command = argv[1], COMMANDS[argv[1]]
-  ctx = _context(_CONFIG.value, _WORKDIR.value, command.needs_optimal())
+  ctx = _context(_CONFIG.value, _WORKDIR.value, command.needs_optimal(),
+                 per_key=name not in PER_TURN)
   out = {"command": name, **command.body(ctx)}
   if _WORKDIR.value:
     _save(_WORKDIR.value, name, out)

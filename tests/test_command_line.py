@@ -142,6 +142,15 @@ def _peak_rss_of(module, *args) -> tuple[subprocess.CompletedProcess, int]:
   return out, peak
 
 
+def test_analysis_over_memory_is_refused_before_anything_big(tmp_path):
+  out, peak = _peak_rss_of("farkle_jax.analyze", "evaluate",
+                           "--config=configs/facebook.py",
+                           "--config.rules.goal=1000000", "--a=maxscore",
+                           "--b=bank:300")
+  _one_line(out, 1, "per-key arrays", "needs about")
+  assert peak < 600 * 2**20
+
+
 @pytest.mark.parametrize("args, hint", [
     (("--config.rules.floor=-100000", "--config.memory_limit_gb=1"),
      "rules.floor=-"),

@@ -46,7 +46,8 @@ def seal(obj: Mapping[str, Any]) -> dict[str, Any]:
 def unseal(obj: Any, what: str) -> dict[str, Any]:
   """The content of a sealed mapping; Damaged if it does not verify."""
   if not isinstance(obj, Mapping) or SEAL not in obj:
-    raise Damaged(f"{what} has no checksum")
+    raise Damaged(f"{what} has no checksum (written without one, by an "
+                  "older version?)")
   content = {k: v for k, v in obj.items() if k != SEAL}
   if _json_checksum(content) != obj[SEAL]:
     raise Damaged(f"{what} does not match its checksum")

@@ -85,6 +85,13 @@ class Footprint(NamedTuple):
   device: int   # device arrays: state, tables, temporaries
 
 
+def analysis_bytes(layout: StateLayout) -> int:
+  """Host bytes of the per-key arrays of a strategy analysis: key fields
+  and classes, and a bank distribution over the turn rows for every key
+  (exact evaluation), the largest of them."""
+  return layout.num_keys * (96 + 8 * (layout.num_rows + 1))
+
+
 def full_state_bytes(layout: StateLayout, dtype: str = "float64",
                      width: int = 8, sets: int = 256) -> int:
   """Peak device bytes of a value-iteration sweep: the value array twice
