@@ -64,7 +64,7 @@ def test_verbose_shows_the_traceback(tmp_path):
 
 def test_unwritable_workdir_is_one_line(tmp_path):
   out = _run("farkle_jax.main", *TINY, "--workdir=/proc/farkle_run")
-  _one_line(out, 1, "/proc/farkle_run")
+  _one_line(out, 2, "/proc/farkle_run", "cannot write there")
 
 
 def test_tuple_rule_fields_override_from_the_command_line(tmp_path):

@@ -139,6 +139,7 @@ class Checkpoints:
     shutil.move(src, dst)
     self.manager.reload()
     reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    reason = reason.split(" See full TensorStore")[0]  # the rest is noise
     absl_logging.warning(
         "checkpoint %d is damaged (%s: %s); moved to %s, trying the one "
         "before", step, type(error).__name__, reason[:200], dst)

@@ -69,8 +69,14 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   layout = StateLayout(rules, settings.chunk_keys)
   _check_backend(rules, layout, settings)
   _plan_memory(layout, settings, None)  # from the sizes, before any table
-  os.makedirs(workdir, exist_ok=True)
-  with locking.WorkdirLock(workdir):
+  try:
+    os.makedirs(workdir, exist_ok=True)
+    lock = locking.WorkdirLock(workdir)
+    lock.__enter__()
+  except OSError as e:
+    raise configuration.ConfigError(
+        f"--workdir={workdir}: cannot write there ({e.strerror})") from None
+  with lock:
     roll = roll_tables.build(rules)
     chunk = _compile(layout, roll, settings)
     need = _plan_memory(layout, settings, chunk.memory_bytes())

@@ -31,6 +31,8 @@ class WorkdirLock:
     self._fd: int | None = None
 
   def __enter__(self) -> "WorkdirLock":
+    if self._fd is not None:  # already held: entering again is a no-op
+      return self
     fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
       fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
