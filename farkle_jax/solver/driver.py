@@ -89,6 +89,7 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
     ckpt.close()
     w0 = chunk.method.start_values(progress.state)
     summary = _summary(progress, w0, layout, settings, config, need, start)
+    summary["fingerprint"] = ckpt.fingerprint
     results.write(workdir, summary, w0, layout, roll, settings.slices)
   logging.info("first-player win probability %.9f (%s after %d sweeps, "
                "max change %.2e)", summary["first_player_win"],
