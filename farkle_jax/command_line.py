@@ -29,11 +29,12 @@ from farkle_jax.strategy import catalog
 USAGE_EXIT = 2    # the command line asks for something not allowed
 FAILURE_EXIT = 1  # the run could not do what was asked
 
-USAGE_ERRORS = (configuration.ConfigError, catalog.StrategyError,
-                app.UsageError, flags.Error)
-FAILURES = (memory.MemoryRefused, checkpointing.CheckpointMismatch,
-            driver.SolveFault, driver.NotConverged, locking.WorkdirLocked,
-            results.ResultsError, OSError)
+OUR_USAGE_ERRORS = (configuration.ConfigError, catalog.StrategyError)
+OUR_FAILURES = (memory.MemoryRefused, checkpointing.CheckpointMismatch,
+                driver.SolveFault, driver.NotConverged, locking.WorkdirLocked,
+                results.ResultsError)
+USAGE_ERRORS = OUR_USAGE_ERRORS + (app.UsageError, flags.Error)
+FAILURES = OUR_FAILURES + (OSError,)  # a full disk, a vanished file
 
 _VERBOSE = flags.DEFINE_bool(
     "verbose", False, "On an error, also print its traceback (for bug "
@@ -68,7 +69,7 @@ def _root_cause(exc: BaseException) -> BaseException:
     chain.append(exc)
     exc = exc.__cause__ or exc.__context__
   for e in chain:
-    if isinstance(e, USAGE_ERRORS[:2] + FAILURES[:-1]):
+    if isinstance(e, OUR_USAGE_ERRORS + OUR_FAILURES):
       return e
   return chain[-1]
 
@@ -177,7 +178,7 @@ def guarded(main: Callable[[list[str]], None]) -> Callable[[list[str]], None]:
 
 
 def _failure_message(exc: BaseException) -> str:
-  if isinstance(exc, OSError) and not isinstance(exc, FAILURES[:-1]):
+  if isinstance(exc, OSError) and not isinstance(exc, OUR_FAILURES):
     where = f" ({exc.filename})" if exc.filename else ""
     return f"{exc.strerror or exc}{where}"
   return str(exc)

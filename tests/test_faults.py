@@ -15,7 +15,7 @@ import shutil
 import numpy as np
 import pytest
 
-from farkle_jax.solver import checkpointing, driver, integrity, locking
+from farkle_jax.solver import checkpointing, driver, locking
 from farkle_jax.solver import methods, results
 from configs import tiny
 
@@ -256,11 +256,3 @@ def test_unconverged_run_exits_with_an_error_and_is_refused_by_readers(
     results.load(str(tmp_path))
   run = results.load(str(tmp_path), allow_unconverged=True)
   assert not run.summary["converged"] and run.summary["iterations"] == 2
-
-
-def test_seal_detects_any_change():
-  sealed = integrity.seal({"a": 1, "b": [0.1, 0.2]})
-  assert integrity.unseal(sealed, "x") == {"a": 1, "b": [0.1, 0.2]}
-  sealed["b"][1] = 0.2000001
-  with pytest.raises(integrity.Damaged, match="checksum"):
-    integrity.unseal(sealed, "x")
