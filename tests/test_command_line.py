@@ -194,3 +194,15 @@ def test_float32_runs_with_every_method(tmp_path, tiny_runs, method):
   assert w32.dtype == np.float32
   w64 = tiny_runs("minimal")[0]
   assert np.abs(w32 - w64).max() < 2e-5
+
+
+def test_no_line_about_a_missing_tpu(tiny_runs):
+  """JAX probes for a TPU when JAX_PLATFORMS is unset and logs its absence;
+  the entry points drop that line."""
+  env = {k: v for k, v in ENV.items() if k != "JAX_PLATFORMS"}
+  out = subprocess.run(
+      [sys.executable, "-m", "farkle_jax.table",
+       f"--workdir={tiny_runs('minimal')[3]}"], cwd=ROOT, env=env,
+      capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stderr[-2000:]
+  assert "Unable to initialize backend" not in out.stderr
