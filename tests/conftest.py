@@ -1,4 +1,9 @@
-"""Test setup: CPU only, float64, repository root importable."""
+"""Test setup: the platform, float64, repository root importable.
+
+The tests run on the CPU unless JAX_PLATFORMS names another platform
+(`JAX_PLATFORMS=cuda python -m pytest -q` on a GPU machine); the subprocess
+tests inherit the choice through the environment.
+"""
 
 import os
 import sys

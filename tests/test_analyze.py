@@ -13,7 +13,7 @@ from conftest import ROOT
 def _cli(*args):
   return subprocess.run([sys.executable, "-m", "farkle_jax.analyze", *args],
                         cwd=ROOT, capture_output=True, text=True,
-                        env={**os.environ, "JAX_PLATFORMS": "cpu"})
+                        env=dict(os.environ))
 
 
 def test_cli_maxscore_and_evaluate(tiny_runs):

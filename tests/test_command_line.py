@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ROOT
 
-ENV = {**os.environ, "JAX_PLATFORMS": "cpu"}
+ENV = dict(os.environ)  # JAX_PLATFORMS: see conftest
 TINY = ("--config", "configs/tiny.py:minimal")
 
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENV = {**os.environ, "JAX_PLATFORMS": "cpu"}
+ENV = dict(os.environ)  # JAX_PLATFORMS: see conftest
 
 
 def _run(*args):
