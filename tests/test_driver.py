@@ -78,6 +78,8 @@ def test_checkpoint_of_other_rules_is_refused(tmp_path):
     ("rules.goal", 1025, r"config.rules.goal = 1025.*multiple of step=50"),
     ("rules.floor", 250, r"config.rules.floor = 250"),
     ("slices", ((0, 0, 5, 0),), r"config.slices.*f in \[0, 2\]"),
+    ("slices", (("a", 0, 0, 0),), r"config.slices.*of integers"),
+    ("slices", ((0.7, 0, 0, 0),), r"config.slices.*of integers"),
 ])
 def test_bad_config_fails_before_compute(tmp_path, field, value, match):
   config = tiny.get_config("facebook")

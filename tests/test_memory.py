@@ -82,3 +82,17 @@ def test_available_bytes_of_host_and_device():
   # On a CPU backend device arrays live in host memory too.
   assert memory.available_bytes(on_device=True)[1] == where
   assert np.isfinite(host)
+
+
+def test_floor_hints_stay_on_the_score_step():
+  rules = rules_lib.Rules(step=200, goal=10_000, bank_minimum=400,
+                          single_scores=(200, 0, 0, 0, 0, 0),
+                          triple_scores=(1000, 200, 400, 400, 600, 600),
+                          fixed_n_of_a_kind=(1000, 2000, 3000),
+                          three_pairs=800, straight=1600, penalty=600,
+                          floor=-20_000)
+  with pytest.raises(memory.MemoryRefused) as e:
+    memory.check_solve(StateLayout(rules), "ordered", "float64", 0.05)
+  for hint in str(e.value).split(": ")[-1].split(", "):
+    if hint.startswith("rules.floor="):
+      assert int(hint.split("=")[1]) % 200 == 0

@@ -124,7 +124,9 @@ def check(config: ml_collections.ConfigDict
   for sl in config.slices:
     if not isinstance(sl, (tuple, list)) or len(sl) != 4:
       _fail("slices", sl, "tuples (b, d, f, e): scores in points, counts")
-    b, d, f, e = (int(x) for x in sl)
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in sl):
+      _fail("slices", sl, "tuples (b, d, f, e) of integers")
+    b, d, f, e = sl
     for name, v in (("b", b), ("d", d)):
       if v % r.step or not r.low <= v < r.goal:
         _fail("slices", sl, f"{name} a multiple of {r.step} in "

@@ -43,10 +43,14 @@ class WorkdirLock:
           f"{os.path.dirname(self.path)} is in use by another solve "
           f"({holder}); wait for it to finish or use another --workdir"
           ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, json.dumps({
-        "pid": os.getpid(), "host": socket.gethostname(),
-        "started": time.strftime("%Y-%m-%d %H:%M:%S")}).encode())
+    try:
+      os.ftruncate(fd, 0)
+      os.write(fd, json.dumps({
+          "pid": os.getpid(), "host": socket.gethostname(),
+          "started": time.strftime("%Y-%m-%d %H:%M:%S")}).encode())
+    except OSError:  # a full disk: do not keep the lock held
+      os.close(fd)
+      raise
     self._fd = fd
     return self
 

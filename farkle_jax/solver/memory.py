@@ -134,9 +134,12 @@ def solve_hints(layout: StateLayout, method: str, dtype: str,
   if method != "ordered" and fits(layout, "ordered", dtype):
     hints.append("solver.method='ordered' (start-of-turn values only)")
   if dtype == "float64" and fits(layout, method, "float32"):
-    hints.append("solver.dtype='float32' (about 1e-7 accuracy)")
+    hints.append("solver.dtype='float32' with solver.tol >= 1e-6 (about "
+                 "1e-7 accuracy)")
   rules = layout.rules
   for floor in range(rules.floor + 500 - rules.floor % 500, 1, 500):
+    if floor % rules.step:  # a floor must be on the score step
+      continue
     if rules.has_penalty and fits(StateLayout(rules.replace(floor=floor),
                                               layout.chunk_keys), method, dtype):
       hints.append(f"rules.floor={floor}")
