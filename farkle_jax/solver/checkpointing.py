@@ -96,6 +96,8 @@ class Checkpoints:
         meta = integrity.unseal(self.manager.restore(
             step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"],
             f"checkpoint {step} metadata")
+      except (MemoryError, PermissionError):  # not damage: say so
+        raise
       except Exception as e:  # any read error means the same: unusable
         damaged = self._set_aside(step, e)
         continue
@@ -104,6 +106,8 @@ class Checkpoints:
         state = self._restore_state(step, like, meta)
         if check is not None:
           check(state)
+      except (MemoryError, PermissionError):  # not damage: say so
+        raise
       except Exception as e:
         damaged = self._set_aside(step, e)
         continue

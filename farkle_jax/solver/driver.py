@@ -84,9 +84,11 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
         os.path.join(workdir, "checkpoints"),
         fingerprint(rules, layout, settings, chunk.method.state_format),
         keep=settings.checkpoint_keep)
-    progress = _restore(ckpt, chunk, settings)
-    progress = _iterate(progress, chunk, ckpt, layout, settings, start)
-    ckpt.close()
+    try:  # close waits for an asynchronous save, whatever happens
+      progress = _restore(ckpt, chunk, settings)
+      progress = _iterate(progress, chunk, ckpt, layout, settings, start)
+    finally:
+      ckpt.close()
     w0 = chunk.method.start_values(progress.state)
     summary = _summary(progress, w0, layout, settings, config, need, start)
     summary["fingerprint"] = ckpt.fingerprint
