@@ -200,7 +200,7 @@ def _context(config, workdir: str | None, need_optimal: bool,
     memory.check_arrays(memory.analysis_bytes(layout),
                         "the per-key arrays of this analysis")
   if not need_optimal:
-    return catalog.Context(StateLayout(rules), roll_tables.build(rules))
+    return catalog.Context(layout, roll_tables.build(rules))
   if not workdir:
     raise catalog.StrategyError("the optimal strategy needs --workdir")
   run = driver.ensure(config, workdir, _ALLOW.value)

@@ -79,10 +79,8 @@ def _flag_message(exc: BaseException) -> str:
   if isinstance(exc, flags.UnrecognizedFlagError) and exc.flagname:
     name = exc.flagname
     if name.startswith("config.") and "config" in flags.FLAGS:
-      fields = _config_fields(flags.FLAGS["config"].value)
-      close = difflib.get_close_matches(name[len("config."):], fields, n=1)
-      hint = f"; did you mean --config.{close[0]}?" if close else ""
-      return f"--{name}: the config has no such field{hint}"
+      return _no_such_field(name[len("config."):],
+                            _config_fields(flags.FLAGS["config"].value))
     close = difflib.get_close_matches(name, list(flags.FLAGS), n=1)
     hint = f"; did you mean --{close[0]}?" if close else ""
     return f"--{name}: no such flag{hint}"
@@ -142,10 +140,15 @@ def _unknown_override(argv: list[str]) -> str | None:
     if a.startswith("--config.") or a.startswith("--noconfig."):
       name = a.split("=")[0].split("config.", 1)[1]
       if fields and name not in fields:
-        close = difflib.get_close_matches(name, fields, n=1)
-        hint = f"; did you mean --config.{close[0]}?" if close else ""
-        return f"--config.{name}: the config has no such field{hint}"
+        return _no_such_field(name, fields)
   return None
+
+
+def _no_such_field(name: str, fields: list[str]) -> str:
+  """One line for a config field that does not exist, with the closest."""
+  close = difflib.get_close_matches(name, fields, n=1)
+  hint = f"; did you mean --config.{close[0]}?" if close else ""
+  return f"--config.{name}: the config has no such field{hint}"
 
 
 def _parse(argv: list[str]) -> list[str]:
