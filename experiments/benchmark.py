@@ -2,13 +2,16 @@
 
     python experiments/benchmark.py --config configs/default.py
     python experiments/benchmark.py --config configs/facebook.py \
-        --methods=ordered
+        --methods=ordered --json runs/bench_facebook.json
 
 For each method: model states, sweeps to the config's tolerance, state updates
 (states evaluated: states x sweeps, plus the ordered method's extra in-stage
 Newton evaluations) and updates/s, compile time and solve wall time (timed
-separately), XLA's footprint of the compiled chunk, the process's peak host
-memory and the device's peak memory where it reports one. The last method
+separately), dependent loop steps per sweep (`solver.loop_steps` reads them
+from the program's loops while it runs the first sweep, and they must equal
+what the method counts itself), XLA's footprint of the compiled chunk, the
+process's peak host memory and the device's peak memory where it reports
+one. `--json OUT` writes the same per method. The last method
 listed is the baseline of the speed-up ratios; all methods must agree.
 Config fields can be overridden like the solver's, e.g.
 `--config.rules.goal=2000`.
@@ -17,6 +20,7 @@ Config fields can be overridden like the solver's, e.g.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
 import resource
@@ -31,7 +35,7 @@ import farkle_jax  # noqa: F401  (float64)
 from farkle_jax import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import configuration, methods
+from farkle_jax.solver import configuration, loop_steps, methods
 
 
 def cpu_name() -> str:
@@ -52,24 +56,35 @@ def run_method(layout, roll, settings):
   chunk = methods.compile_chunk(methods.build(layout, roll, settings),
                                 settings)
   compile_s = time.perf_counter() - t0
-  state = chunk.method.init()
+  method = chunk.method
+  state = method.init()
+  read = loop_steps.count(method.sweep, state, method.tables)
+  state = method.init()
   jax.block_until_ready(state)
   t0 = time.perf_counter()
-  out = chunk.run(state, float("inf"), settings.sweeps_per_call)
+  first = chunk.run(state, float("inf"), 1)
+  out = chunk.run(first.state, first.residual, settings.sweeps_per_call - 1)
   jax.block_until_ready(out.state)
   wall = time.perf_counter() - t0
+  if read != first.steps:
+    raise RuntimeError(f"{method.name}: the loop structure gives {read} "
+                       f"dependent steps for sweep 1, the method {first.steps}")
   dev = jax.devices()[0]
   stats = dev.memory_stats() if dev.platform != "cpu" else None
+  sweeps, work = first.done + out.done, first.work + out.work
   return {
-      "method": settings.method, "sweeps": out.done,
-      "residual": out.residual, "compile_s": compile_s, "wall_s": wall,
-      "updates": layout.num_states * out.work,
-      "updates_per_s": layout.num_states * out.work / wall,
+      "method": method.name, "sweeps": sweeps,
+      "residual": out.residual if out.done else first.residual,
+      "compile_s": compile_s, "wall_s": wall,
+      "state_updates": layout.num_states * work,
+      "updates_per_s": layout.num_states * work / wall,
+      "dependent_steps_per_sweep": read,
+      "dependent_steps_all_sweeps": first.steps + out.steps,
       "footprint_gb": (chunk.memory_bytes() or 0) / 2**30,
       "peak_host_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                       / 2**20,
       "peak_device_gb": (stats or {}).get("peak_bytes_in_use", 0) / 2**30,
-      "w0": chunk.method.start_values(out.state),
+      "w0": method.start_values(out.state),
   }
 
 
@@ -96,18 +111,36 @@ def main(argv):
              for name in _METHODS.value]
   base = results[-1]
   head = (f"{'method':<16}{'sweeps':>7}{'updates':>12}{'updates/s':>11}"
+          f"{'dep.steps':>10}"
           f"{'compile s':>10}{'wall s':>9}{'footprint':>10}{'peak host':>10}"
           f"{'peak dev':>9}{'x updates':>10}{'x wall':>8}{'max|dW0|':>10}")
   print(head)
   for r in results:
-    print(f"{r['method']:<16}{r['sweeps']:>7}{r['updates']:>12.3g}"
-          f"{r['updates_per_s']:>11.3g}{r['compile_s']:>10.1f}"
+    print(f"{r['method']:<16}{r['sweeps']:>7}{r['state_updates']:>12.3g}"
+          f"{r['updates_per_s']:>11.3g}{r['dependent_steps_per_sweep']:>10}"
+          f"{r['compile_s']:>10.1f}"
           f"{r['wall_s']:>9.1f}{r['footprint_gb']:>9.2f}G"
           f"{r['peak_host_gb']:>9.2f}G{r['peak_device_gb']:>8.2f}G"
-          f"{base['updates'] / r['updates']:>10.1f}"
+          f"{base['state_updates'] / r['state_updates']:>10.1f}"
           f"{base['wall_s'] / r['wall_s']:>8.1f}"
           f"{np.abs(r['w0'] - base['w0']).max():>10.1e}")
   print("# peak host is the process's peak so far (cumulative over rows)")
+  if _JSON.value:
+    record = {
+        "date": str(datetime.date.today()), "config": config_file,
+        "rules": rules.to_dict(), "tol": settings.tol, "norm": settings.norm,
+        "dtype": settings.dtype, "model_states": layout.num_states,
+        "backend": jax.default_backend(), "device": dev.device_kind,
+        "devices": jax.device_count(), "host": cpu_name(),
+        "cores": os.cpu_count(),
+        "methods": [{**{k: v for k, v in r.items() if k != "w0"},
+                     "max_abs_diff_from_baseline":
+                         float(np.abs(r["w0"] - base["w0"]).max())}
+                    for r in results]}
+    os.makedirs(os.path.dirname(os.path.abspath(_JSON.value)), exist_ok=True)
+    with open(_JSON.value, "w") as f:
+      json.dump(record, f, indent=1)
+    print(f"# wrote {_JSON.value}")
 
 
 if __name__ == "__main__":
@@ -117,5 +150,8 @@ if __name__ == "__main__":
   _METHODS = flags.DEFINE_list("methods", ["ordered", "value_iteration"],
                                "Solve methods; the last is the baseline.")
   _MAX_SWEEPS = flags.DEFINE_integer("max_sweeps", 500, "Most sweeps a "
-                                     "method runs (one compiled chunk).")
+                                     "method runs (one compiled chunk).",
+                                     lower_bound=1)
+  _JSON = flags.DEFINE_string("json", None, "Also write the figures to "
+                              "this JSON file.")
   command_line.run(main)

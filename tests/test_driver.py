@@ -113,3 +113,18 @@ def test_ensure_loads_a_finished_run_without_solving(tiny_runs, monkeypatch):
   other.rules.goal = 1500          # other rules: must solve, not load
   with pytest.raises(AssertionError, match="solved again"):
     driver.ensure(other, workdir)
+
+
+def test_wavefront_run_reports_its_steps_and_matches_ordered(tmp_path):
+  runs = {}
+  for method in ("wavefront", "ordered"):
+    config = tiny.get_config("facebook")
+    config.solver.method = method
+    runs[method] = driver.run(config, str(tmp_path / method))
+  wave, ordered = runs["wavefront"], runs["ordered"]
+  assert wave["method"] == "wavefront" and wave["converged"]
+  assert wave["first_player_win"] == pytest.approx(
+      ordered["first_player_win"], abs=1e-13)
+  assert wave["state_updates"] == wave["iterations"] * wave["model_states"]
+  assert 0 < wave["dependent_steps_per_sweep"] * 10 < ordered[
+      "dependent_steps_per_sweep"]

@@ -167,10 +167,12 @@ def test_where_to_roll_script_writes_its_outputs(tmp_path):
     assert os.path.getsize(tmp_path / name) > 0
 
 
-def test_benchmark_script_builds_each_method_from_the_config():
+def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   out = subprocess.run(
       [sys.executable, "experiments/benchmark.py", "--config",
        "configs/tiny.py:facebook", "--max_sweeps=100",
+       "--methods=wavefront,ordered,value_iteration",
+       "--json", str(tmp_path / "b.json"),
        "--config.rules.goal=600", "--config.solver.tol=1e-12"], cwd=ROOT,
       capture_output=True, text=True,
       env=dict(os.environ))
@@ -179,11 +181,23 @@ def test_benchmark_script_builds_each_method_from_the_config():
   assert "configs/tiny.py:facebook" in lines[0]
   assert "goal=600" in lines[0] and "tol 1e-12" in lines[0]
   rows = {line.split()[0]: line.split() for line in lines
-          if line.split()[0] in ("ordered", "value_iteration")}
-  assert set(rows) == {"ordered", "value_iteration"}
+          if line.split()[0] in ("ordered", "value_iteration", "wavefront")}
+  assert set(rows) == {"ordered", "value_iteration", "wavefront"}
   for r in rows.values():
     assert 0 < int(r[1]) < 100         # converged before the sweep limit
     assert float(r[-1]) < 1e-10        # W0 agrees with the baseline
+  record = json.loads((tmp_path / "b.json").read_text())
+  assert record["model_states"] > 0 and record["backend"] == "cpu"
+  by = {m["method"]: m for m in record["methods"]}
+  for name, r in by.items():
+    assert r["sweeps"] == int(rows[name][1])
+    assert r["state_updates"] >= r["sweeps"] * record["model_states"] * 0.99
+    for key in ("wall_s", "compile_s", "peak_host_gb", "peak_device_gb"):
+      assert r[key] >= 0
+    assert r["max_abs_diff_from_baseline"] < 1e-10
+  # The wavefront's few large steps against the ordered method's many.
+  assert (by["wavefront"]["dependent_steps_per_sweep"] * 10
+          < by["ordered"]["dependent_steps_per_sweep"])
 
 
 def test_strategy_report_script_writes_its_outputs(tmp_path):

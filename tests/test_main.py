@@ -28,6 +28,12 @@ def test_main_and_table_end_to_end(tmp_path):
   for key in ("first_player_win", "iterations", "wall_seconds_this_process",
               "device", "config"):
     assert key in summary
+  # Auto on a CPU is the ordered method; its counts reach the summary.
+  assert "method ordered (auto on a cpu backend)" in out.stderr
+  assert summary["method"] == "ordered"
+  assert summary["state_updates"] >= summary["iterations"] * summary[
+      "model_states"]
+  assert summary["dependent_steps_per_sweep"] > 100
   assert os.path.exists(os.path.join(w, "tables", "turn_b0_d0_f0_e0.json"))
 
   table = _run("farkle_jax.table", f"--workdir={w}", "--b=500", "--d=100",

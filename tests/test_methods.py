@@ -14,12 +14,13 @@ RULES = rules_lib.facebook(floor=-250, goal=750)
 
 def _all_values(method_name, state, layout):
   """Every value the method's residual covers, as one flat array."""
-  if method_name == "ordered":
+  if method_name in ("ordered", "wavefront"):
     return np.asarray(layout.unpad(state[0])).reshape(-1)
   return np.asarray(state[0]).reshape(-1)
 
 
-@pytest.mark.parametrize("method_name", ["ordered", "value_iteration"])
+@pytest.mark.parametrize("method_name",
+                         ["ordered", "wavefront", "value_iteration"])
 @pytest.mark.parametrize("norm", ["relative", "absolute"])
 def test_residual_is_the_named_norm_of_one_sweep(method_name, norm):
   layout = StateLayout(RULES, chunk_keys=256)
@@ -41,4 +42,12 @@ def test_residual_is_the_named_norm_of_one_sweep(method_name, norm):
 
 def test_builders_cover_the_configurable_methods():
   from farkle_jax.solver import configuration
-  assert set(methods.BUILDERS) == set(configuration.METHODS)
+  assert set(methods.BUILDERS) | {"auto"} == set(configuration.METHODS)
+
+
+def test_auto_is_the_wavefront_on_accelerators_and_ordered_on_cpus():
+  assert methods.resolve("auto", "cpu") == "ordered"
+  assert methods.resolve("auto", "gpu") == "wavefront"
+  assert methods.resolve("auto", "tpu") == "wavefront"
+  assert methods.resolve("value_iteration", "gpu") == "value_iteration"
+  assert methods.resolve("auto") == "ordered"  # the tests run on a CPU

@@ -17,7 +17,7 @@ import ml_collections
 
 from farkle_jax.game import rules as rules_lib
 
-METHODS = ("ordered", "value_iteration")
+METHODS = ("auto", "ordered", "wavefront", "value_iteration")
 NORMS = ("relative", "absolute")
 DTYPES = ("float64", "float32")
 
@@ -53,7 +53,9 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
   preset_rules = dataclasses.asdict(rules_lib.PRESETS[preset]())
   c.rules = ml_collections.ConfigDict({"preset": preset, **preset_rules})
   c.solver = ml_collections.ConfigDict(dict(
-      method="ordered",           # one of METHODS (value_iteration: baseline)
+      method="auto",              # one of METHODS; auto: wavefront on an
+                                  # accelerator, ordered on a CPU
+                                  # (value_iteration: the baseline)
       tol=1e-9,                   # stop when the max change is below this
       norm="relative",            # "relative" |dW|/W or "absolute" |dW|
       max_iterations=1000,

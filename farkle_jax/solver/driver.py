@@ -38,6 +38,7 @@ class Progress(NamedTuple):
   trace: list[dict]          # per chunk: iteration, residual, work, W(start)
   sweep_seconds: float       # time spent in sweeps, all processes
   work: float                # states evaluated, in sweeps of all states
+  steps: int                 # dependent loop steps of all sweeps
   resumed_from: int | None   # checkpoint step this process started from
 
 
@@ -66,6 +67,11 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   start = time.time()
   rules, settings = configuration.check(config)
   configuration.check_workdir(workdir)
+  asked = settings.method
+  settings = settings._replace(method=methods.resolve(asked))
+  logging.info("method %s (%s)", settings.method,
+               f"auto on a {jax.default_backend()} backend" if asked == "auto"
+               else "as configured")
   layout = StateLayout(rules, settings.chunk_keys)
   _check_backend(rules, layout, settings)
   _plan_memory(layout, settings, None)  # from the sizes, before any table
@@ -183,7 +189,7 @@ def _restore(ckpt: checkpointing.Checkpoints, chunk: methods.CompiledChunk,
        "residual": jax.ShapeDtypeStruct((), jnp.dtype(settings.dtype))},
       check=lambda saved: _check_saved(saved, method))
   if restored is None:
-    return Progress(method.init(), 0, math.inf, [], [], 0.0, 0.0, None)
+    return Progress(method.init(), 0, math.inf, [], [], 0.0, 0.0, 0, None)
   step, saved, meta = restored
   progress = Progress(
       state=method.from_checkpoint(saved, chunk.one_sweep),
@@ -192,6 +198,7 @@ def _restore(ckpt: checkpointing.Checkpoints, chunk: methods.CompiledChunk,
       trace=list(meta.get("trace", [])),
       sweep_seconds=float(meta.get("sweep_seconds", 0.0)),
       work=float(meta.get("work", int(saved["iteration"]))),
+      steps=int(meta.get("steps", 0)),
       resumed_from=step)
   logging.info("resumed from checkpoint %d (residual %.3e)",
                progress.iteration, progress.residual)
@@ -238,6 +245,7 @@ def _iterate(p: Progress, chunk: methods.CompiledChunk,
     out = chunk.run(p.state, p.residual, k)
     dt = time.time() - t0
     iteration, work = p.iteration + out.done, p.work + out.work
+    steps = p.steps + out.steps
     logging.info("it=%d max_change=%.3e states/s=%.3g elapsed=%s eta=%s",
                  iteration, out.residual, layout.num_states * out.work / dt,
                  _clock(time.time() - start),
@@ -250,7 +258,8 @@ def _iterate(p: Progress, chunk: methods.CompiledChunk,
                         "sweep_seconds": p.sweep_seconds + dt}]
     p = p._replace(state=out.state, iteration=iteration,
                    residual=out.residual, history=p.history + out.history,
-                   trace=trace, sweep_seconds=p.sweep_seconds + dt, work=work)
+                   trace=trace, sweep_seconds=p.sweep_seconds + dt, work=work,
+                   steps=steps)
     if (iteration % every == 0 or out.residual < settings.tol
         or iteration >= settings.max_iterations):
       ckpt.save(iteration, {
@@ -258,7 +267,7 @@ def _iterate(p: Progress, chunk: methods.CompiledChunk,
           "iteration": jnp.asarray(iteration, jnp.int64),
           "residual": jnp.asarray(out.residual, jnp.dtype(settings.dtype))},
           {"history": p.history, "sweep_seconds": p.sweep_seconds,
-           "work": work, "trace": trace})
+           "work": work, "steps": steps, "trace": trace})
   return p
 
 
@@ -275,7 +284,11 @@ def _summary(p: Progress, w0, layout: StateLayout, settings: Settings,
       "residual_history": p.history,
       "trace": p.trace,
       "model_states": layout.num_states,
+      "method": settings.method,
       "state_updates": int(layout.num_states * p.work),
+      # Sweeps of this process and those before it that counted them.
+      "dependent_steps_per_sweep": (round(p.steps / p.iteration)
+                                    if p.iteration and p.steps else None),
       "sweep_seconds": p.sweep_seconds,
       "wall_seconds_this_process": time.time() - start,
       "resumed_from": p.resumed_from,

@@ -15,6 +15,7 @@ import jax
 import numpy as np
 
 from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import wavefront
 
 RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
 BYTES = {"float64": 8, "float32": 4}
@@ -75,7 +76,8 @@ def check_arrays(need: int, what: str, on_device: bool = False) -> int:
 # Host bytes per key of building a method's index tables (NumPy int64
 # temporaries), measured with some margin on facebook at L = -2500 and
 # -10,000 (380 and 335 bytes per key for ordered).
-HOST_BYTES_PER_KEY = {"ordered": 448, "value_iteration": 256}
+HOST_BYTES_PER_KEY = {"ordered": 448, "value_iteration": 256,
+                      "wavefront": 512}
 TEMP_BYTES = 2**23  # per-stage temporaries of the ordered turn pass
 
 
@@ -112,10 +114,30 @@ def ordered_bytes(layout: StateLayout, dtype: str = "float64") -> int:
           + TEMP_BYTES * BYTES[dtype] // 8)
 
 
+# The wavefront's per-slot arrays: a ring of the last rows a roll can reach
+# (at most RING_ROWS, 81 for facebook) for values and slopes, and the option
+# values one step gathers (823 per row for facebook) with their indices.
+RING_ROWS = 128
+OPTIONS_PER_ROW = 1024
+
+
+def wavefront_bytes(layout: StateLayout, dtype: str = "float64") -> int:
+  """Peak device bytes of a wavefront sweep: the padded start vector, the
+  per-key and per-step tables, and each slot's rings and temporaries."""
+  size = BYTES[dtype]
+  slots = wavefront.slot_count(layout)
+  rows = min(RING_ROWS, layout.num_rows + 1)
+  per_slot = 2 * rows * 6 * size + OPTIONS_PER_ROW * (2 * size + 4) + 64
+  groups = layout.num_scores * layout.num_farkle ** 2 * 12 * (
+      2 * layout.num_scores + layout.num_scores // layout.bank_min + 2)
+  return (4 * layout.padded_size * size + 24 * layout.num_keys + groups
+          + slots * per_slot)
+
+
 def footprint(layout: StateLayout, method: str, dtype: str) -> Footprint:
   """A run's footprint from the sizes alone, before anything is built."""
-  device = (ordered_bytes(layout, dtype) if method == "ordered"
-            else full_state_bytes(layout, dtype))
+  device = {"ordered": ordered_bytes, "wavefront": wavefront_bytes,
+            "value_iteration": full_state_bytes}[method](layout, dtype)
   return Footprint(RUNTIME_BYTES + HOST_BYTES_PER_KEY[method]
                    * layout.num_keys, device)
 

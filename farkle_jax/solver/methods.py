@@ -2,8 +2,10 @@
 
 * `value_iteration` (the published method, the baseline): the full state
   array, every state updated once per sweep.
-* `ordered` (the default): start-of-turn values only, Gauss-Seidel in score
-  order with exact in-stage solves.
+* `ordered` (the default on a CPU): start-of-turn values only, Gauss-Seidel
+  in score order with exact in-stage solves.
+* `wavefront` (the default on an accelerator): the ordered method's
+  dependencies as one loop of a few hundred large steps.
 
 `build` makes a `Method` from the layout, the roll tables and the settings:
 pure functions over the method's state and its device tables. `compile_chunk`
@@ -23,7 +25,7 @@ import numpy as np
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import bellman, ordered, value_iteration
+from farkle_jax.solver import bellman, ordered, value_iteration, wavefront
 from farkle_jax.solver.configuration import Settings
 
 State = Any  # a method's state: a pytree of arrays
@@ -36,8 +38,10 @@ class Method(NamedTuple):
   tables: Any               # device tables, an argument of the compiled chunk
   state_shape: Any          # pytree of ShapeDtypeStruct, like the state
   checkpoint_shape: dict    # {name: ShapeDtypeStruct} of what is saved
-  # (state, tables) -> (state, residual [], work [] in sweeps of all states)
-  sweep: Callable[[State, Any], tuple[State, jax.Array, jax.Array]]
+  # (state, tables) -> (state, residual [], work [] in sweeps of all states,
+  #                    dependent loop steps [] of the sweep)
+  sweep: Callable[[State, Any], tuple[State, jax.Array, jax.Array,
+                                      jax.Array]]
   init: Callable[[], State]
   to_checkpoint: Callable[[State], dict]
   # (saved arrays, one_sweep: state -> state) -> state
@@ -52,6 +56,7 @@ class Progress(NamedTuple):
   history: list       # max change of each sweep of the chunk
   done: int           # sweeps run
   work: float         # states evaluated, in units of all model states
+  steps: int          # dependent loop steps of the sweeps run
 
 
 class _Loop(NamedTuple):
@@ -61,6 +66,7 @@ class _Loop(NamedTuple):
   history: jax.Array   # [sweeps_per_call] max change per sweep (nan: not run)
   done: jax.Array      # [] int32 sweeps run
   work: jax.Array      # []
+  steps: jax.Array     # [] int64 dependent loop steps
 
 
 def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
@@ -77,7 +83,8 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
   def sweep(state, tables):
     values, w0, _ = state
     values, res = value_iteration.sweep(values, w0, tables, layout, relative)
-    return (values, layout.start_values(values), w0), res, jnp.ones_like(res)
+    return ((values, layout.start_values(values), w0), res,
+            jnp.ones_like(res), value_iteration.loop_steps(tables))
 
   def fresh_values(w0):
     values = value_iteration.initial_values(layout, settings.init_value, dtype)
@@ -97,27 +104,13 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
       start_values=lambda state: np.asarray(state[1]))
 
 
-def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
-             settings: Settings) -> Method:
-  """Start values only, as the padded start vector; ordered sweeps.
-
-  State: (vector, fresh): the padded start vector and whether it still holds
-  initial values (the first sweep then warm-starts its in-stage solves).
-  """
+def _vector_method(name: str, layout: StateLayout, settings: Settings,
+                   tables: Any, sweep: Callable) -> Method:
+  """A method whose state is the padded start vector (and a flag: it still
+  holds initial values); its checkpoints are the vector alone, so the
+  methods of this kind resume each other's runs."""
   dtype = jnp.dtype(settings.dtype)
-  b_group = settings.b_group
-  if b_group <= 0:  # CPUs like small sub-batches, accelerators one wide one
-    cpu = jax.default_backend() == "cpu"
-    b_group = 16 if cpu else -(-layout.num_scores // jax.device_count())
-  mesh = ordered.make_mesh()
-  stages, plan = ordered.build(layout, settings.norm == "relative", b_group,
-                               mesh.size)
   vector_shape = jax.ShapeDtypeStruct((layout.padded_size,), dtype)
-
-  def sweep(state, tables):
-    vector, fresh = state
-    vector, res, work = ordered.sweep(vector, *tables, plan, mesh, fresh)
-    return (vector, jnp.zeros((), jnp.bool_)), res, work
 
   def init():
     w0 = np.full(layout.key_shape, settings.init_value)
@@ -125,8 +118,7 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
             jnp.ones((), jnp.bool_))
 
   return Method(
-      name="ordered", state_format="padded-w0-vector/v1",
-      tables=(stages, bellman.roll_arrays(roll, dtype)),
+      name=name, state_format="padded-w0-vector/v1", tables=tables,
       state_shape=(vector_shape, jax.ShapeDtypeStruct((), jnp.bool_)),
       checkpoint_shape={"vector": vector_shape},
       sweep=sweep, init=init,
@@ -136,13 +128,67 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
       start_values=lambda state: np.asarray(layout.unpad(state[0])))
 
 
-BUILDERS = {"value_iteration": _value_iteration, "ordered": _ordered}
+def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
+             settings: Settings) -> Method:
+  """Start values only, as the padded start vector; ordered sweeps.
+
+  State: (vector, fresh): the padded start vector and whether it still holds
+  initial values (the first sweep then warm-starts its in-stage solves).
+  """
+  b_group = settings.b_group
+  if b_group <= 0:  # CPUs like small sub-batches, accelerators one wide one
+    cpu = jax.default_backend() == "cpu"
+    b_group = 16 if cpu else -(-layout.num_scores // jax.device_count())
+  mesh = ordered.make_mesh()
+  stages, plan = ordered.build(layout, settings.norm == "relative", b_group,
+                               mesh.size)
+
+  def sweep(state, tables):
+    vector, fresh = state
+    vector, res, work, steps = ordered.sweep(vector, *tables, plan, mesh,
+                                             fresh)
+    return (vector, jnp.zeros((), jnp.bool_)), res, work, steps
+
+  return _vector_method(
+      "ordered", layout, settings,
+      (stages, bellman.roll_arrays(roll, jnp.dtype(settings.dtype))), sweep)
+
+
+def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
+               settings: Settings) -> Method:
+  """The padded start vector swept as a wavefront (`solver.wavefront`)."""
+  roll_arrays = bellman.roll_arrays(roll, jnp.dtype(settings.dtype))
+  tables, plan = wavefront.build(layout, roll_arrays,
+                                 settings.norm == "relative")
+
+  def sweep(state, tables):
+    vector, res = wavefront.sweep(state[0], *tables, plan)
+    return ((vector, jnp.zeros((), jnp.bool_)), res,
+            jnp.ones((), jnp.float64), jnp.asarray(plan.steps, jnp.int64))
+
+  return _vector_method("wavefront", layout, settings,
+                        (tables, roll_arrays), sweep)
+
+
+BUILDERS = {"value_iteration": _value_iteration, "ordered": _ordered,
+            "wavefront": _wavefront}
+
+
+def resolve(method: str, backend: str | None = None) -> str:
+  """The method `auto` stands for: the wavefront on an accelerator, whose
+  loop steps are costly, the ordered method on a CPU."""
+  if method != "auto":
+    return method
+  backend = backend or jax.default_backend()
+  return "ordered" if backend == "cpu" else "wavefront"
 
 
 def build(layout: StateLayout, roll: roll_tables.RollTables,
           settings: Settings) -> Method:
-  """The method `settings.method`, built for one rule set."""
-  return BUILDERS[settings.method](layout, roll, settings)
+  """The method `settings.method` (`auto` resolved), built for one rule
+  set."""
+  name = resolve(settings.method)
+  return BUILDERS[name](layout, roll, settings._replace(method=name))
 
 
 class CompiledChunk(NamedTuple):
@@ -168,7 +214,7 @@ class CompiledChunk(NamedTuple):
     done = int(out.done)
     return Progress(out.state, float(out.residual),
                     [float(x) for x in np.asarray(out.history)[:done]], done,
-                    float(out.work))
+                    float(out.work), int(out.steps))
 
   def one_sweep(self, state: State) -> State:
     return self.run(state, math.inf, 1).state
@@ -183,12 +229,14 @@ def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
       return (c.done < limit) & (c.residual >= tol)
 
     def body(c):
-      state, res, work = method.sweep(c.state, tables)
+      state, res, work, steps = method.sweep(c.state, tables)
       return _Loop(state, res, c.history.at[c.done].set(res), c.done + 1,
-                   c.work + work.astype(c.work.dtype))
+                   c.work + work.astype(c.work.dtype),
+                   c.steps + steps.astype(c.steps.dtype))
 
     init = _Loop(state, residual, jnp.full((sweeps,), jnp.nan, dtype),
-                 jnp.zeros((), jnp.int32), jnp.zeros((), jnp.float64))
+                 jnp.zeros((), jnp.int32), jnp.zeros((), jnp.float64),
+                 jnp.zeros((), jnp.int64))
     return jax.lax.while_loop(cond, body, init)
 
   scalar = jax.ShapeDtypeStruct((), dtype)

@@ -210,9 +210,14 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
 
   Returns:
     The new vector, the largest change of any start value (absolute or
-    relative as configured), and the work done in sweeps of all states.
+    relative as configured), the work done in sweeps of all states, and the
+    dependent loop steps of the sweep (on one device: its stages' row loops,
+    sub-batch after sub-batch, and in-stage solves).
   """
   old = vector
+  # Loop iterations of one evaluation of each stage (a body without
+  # iterations still takes a step), as `loop_steps.count` reads them.
+  map_steps = jnp.maximum(stages.top + 1, 1).sum(axis=1).astype(jnp.int64)
   starts = jax.shard_map(
       lambda v, x, base, top, roll: _turn_starts(v, x, base, top, roll, plan),
       mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"), P()),
@@ -222,10 +227,10 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
     return _evaluate_stage(s, vector, stages, roll, plan, starts)
 
   def stage(s, carry):
-    vector, work = carry
+    vector, work, count = carry
     if not plan.slopes:
       vector, _ = evaluate(s, vector)
-      return vector, work + stages.work[s]
+      return vector, work + stages.work[s], count + map_steps[s]
 
     keys = stages.keys[s].ravel()
     guess = jnp.where(fresh, vector[stages.warm[s].ravel()], vector[keys])
@@ -241,15 +246,17 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
     vector, steps, _ = jax.lax.while_loop(
         lambda c: (c[1] < NEWTON_STEPS) & (c[2] > rtol), newton,
         (vector, 0, jnp.asarray(jnp.inf, vector.dtype)))
-    return vector, work + steps * stages.work[s]
+    return (vector, work + steps * stages.work[s],
+            count + jnp.maximum(steps * (map_steps[s] + DOUBLINGS), 1))
 
   # The work count keeps the tables' float64 whatever the values' dtype.
-  vector, work = jax.lax.fori_loop(0, stages.keys.shape[0], stage,
-                                   (vector, jnp.zeros((), stages.work.dtype)))
+  vector, work, count = jax.lax.fori_loop(
+      0, stages.keys.shape[0], stage,
+      (vector, jnp.zeros((), stages.work.dtype), jnp.zeros((), jnp.int64)))
   delta = jnp.abs(vector - old)[:-1]
   if plan.relative:
     delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
-  return vector, delta.max(), work
+  return vector, delta.max(), work, count
 
 
 def make_mesh() -> Mesh:

@@ -67,6 +67,12 @@ def sweep(values: jax.Array, w0: jax.Array, tables: SweepTables,
                            (values, jnp.zeros((), values.dtype)))
 
 
+def loop_steps(tables: SweepTables) -> jax.Array:
+  """[] int64 dependent loop steps of one sweep: the row loop of every
+  chunk, one chunk after the other (a chunk without rows still a step)."""
+  return jnp.maximum(tables.top_row + 1, 1).sum().astype(jnp.int64)
+
+
 def initial_values(layout: StateLayout, init: float, dtype) -> jax.Array:
   """[C, T + 1, 6, Kc] start values: `init` everywhere, 1 where terminal.
 

@@ -1,0 +1,54 @@
+"""Dependent loop steps read from a program's loops, and each method's own
+count of them."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from farkle_jax.game import roll_tables
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import loop_steps, methods
+from test_ordered import settings
+
+
+def test_nested_static_and_dynamic_loops():
+  def fn(x, n):
+    def outer(i, x):
+      return jax.lax.fori_loop(0, n + i, lambda j, y: y + 1.0, x)
+    return jax.lax.fori_loop(0, 5, outer, x)
+
+  # Inner trips n + i for i = 0..4: 3+4+5+6+7.
+  assert loop_steps.count(fn, jnp.zeros(()), jnp.asarray(3)) == 25
+
+
+def test_data_dependent_while_and_plain_scan():
+  def fn(x):
+    x = jax.lax.while_loop(lambda x: x < 10.0, lambda x: x * 2.0, x)
+    y, _ = jax.lax.scan(lambda c, _: (c + 1.0, None), x, None, length=7)
+    return y
+
+  assert loop_steps.count(fn, jnp.asarray(1.0)) == 4 + 7
+  assert loop_steps.count(fn, jnp.asarray(20.0)) == 0 + 7
+
+
+def test_an_empty_body_still_takes_a_step():
+  def fn(x, n):
+    return jax.lax.fori_loop(
+        0, 3, lambda i, x: jax.lax.fori_loop(0, n, lambda j, y: y, x), x)
+
+  assert loop_steps.count(fn, jnp.zeros(()), jnp.asarray(0)) == 3
+
+
+@pytest.mark.parametrize("name", ["facebook", "minimal"])
+@pytest.mark.parametrize("method", ["ordered", "wavefront", "value_iteration"])
+def test_each_method_counts_its_steps_as_its_loops_run(name, method):
+  rules = (rules_lib.facebook(floor=-250, goal=750) if name == "facebook"
+           else rules_lib.minimal(goal=600))
+  layout = StateLayout(rules, chunk_keys=256)
+  m = methods.build(layout, roll_tables.build(rules), settings(method=method))
+  state = m.init()
+  for _ in range(2):  # the first sweep of the ordered method differs
+    read = loop_steps.count(m.sweep, state, m.tables)
+    state, _, _, steps = jax.jit(m.sweep)(state, m.tables)
+    assert read == int(steps) > 0
