@@ -191,33 +191,34 @@ def _evaluate_stage(s, vector, stages: StageTables, roll: bellman.RollArrays,
   return vector.at[keys].set(x), change
 
 
+def _map_steps(stages: StageTables) -> jax.Array:
+  """[S] loop iterations of one evaluation of each stage: the row loop of
+  each sub-batch, one after the other (a sub-batch without rows still takes
+  a step), as `loop_steps.count` reads them."""
+  return jnp.maximum(stages.top + 1, 1).sum(axis=1).astype(jnp.int64)
+
+
 def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
           plan: StagePlan, mesh: Mesh, fresh: jax.Array | bool = False
-          ) -> tuple[jax.Array, jax.Array, jax.Array]:
+          ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
   """One ordered Gauss-Seidel sweep over all stages.
 
-  Without a penalty each stage takes Newton steps (evaluate value and slope
-  at the current farkle values, solve the pairs, repeat) until its values
-  stop changing, so the policy of every pair settles within the sweep; on
-  the first sweep of a run (`fresh`) they start from the neighbouring key
-  (b, d + 1) that an earlier stage has just solved.
+  Without a penalty each stage takes Newton steps (value and slope at the
+  current farkle values, solve the pairs, repeat) until its values settle;
+  on a run's first sweep (`fresh`) they start from the key (b, d + 1) that
+  an earlier stage has just solved.
 
   Args:
-    vector: [V] padded W0 (donate it).
-    stages: stage tables; roll: roll tables; plan: static sizes.
+    vector: [V] padded W0 (donate it); stages, roll: tables; plan: sizes.
     mesh: devices over which the sub-batches of a stage are split.
     fresh: [] bool, the vector holds initial values, not a previous sweep's.
 
   Returns:
     The new vector, the largest change of any start value (absolute or
-    relative as configured), the work done in sweeps of all states, and the
-    dependent loop steps of the sweep (on one device: its stages' row loops,
-    sub-batch after sub-batch, and in-stage solves).
+    relative as configured), the work in sweeps of all states, and the
+    dependent loop steps of the sweep (on one device).
   """
-  old = vector
-  # Loop iterations of one evaluation of each stage (a body without
-  # iterations still takes a step), as `loop_steps.count` reads them.
-  map_steps = jnp.maximum(stages.top + 1, 1).sum(axis=1).astype(jnp.int64)
+  old, map_steps = vector, _map_steps(stages)
   starts = jax.shard_map(
       lambda v, x, base, top, roll: _turn_starts(v, x, base, top, roll, plan),
       mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"), P()),
@@ -225,7 +226,6 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
 
   def evaluate(s, vector):
     return _evaluate_stage(s, vector, stages, roll, plan, starts)
-
   def stage(s, carry):
     vector, work, count = carry
     if not plan.slopes:
