@@ -13,6 +13,8 @@ what the method counts itself), XLA's footprint of the compiled chunk, the
 process's peak host memory and the device's peak memory where it reports
 one. `--json OUT` writes the same per method. The last method
 listed is the baseline of the speed-up ratios; all methods must agree.
+`ordered-plain` is the ordered method without its Newton correction
+(`--config.solver.newton=False`), for comparison.
 Config fields can be overridden like the solver's, e.g.
 `--config.rules.goal=2000`.
 """
@@ -49,7 +51,10 @@ def cpu_name() -> str:
   return platform.processor() or "unknown CPU"
 
 
-def run_method(layout, roll, settings):
+VARIANTS = {"ordered-plain": {"method": "ordered", "newton": False}}
+
+
+def run_method(layout, roll, settings, label):
   """Builds, compiles and runs `settings.method` in one chunk of up to
   `settings.sweeps_per_call` sweeps (stopping at the tolerance)."""
   t0 = time.perf_counter()
@@ -73,7 +78,7 @@ def run_method(layout, roll, settings):
   stats = dev.memory_stats() if dev.platform != "cpu" else None
   sweeps, work = first.done + out.done, first.work + out.work
   return {
-      "method": method.name, "sweeps": sweeps,
+      "method": label, "sweeps": sweeps,
       "residual": out.residual if out.done else first.residual,
       "compile_s": compile_s, "wall_s": wall,
       "state_updates": layout.num_states * work,
@@ -91,10 +96,10 @@ def run_method(layout, roll, settings):
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  allowed = configuration.METHODS + tuple(VARIANTS)
   for name in _METHODS.value:
-    if name not in configuration.METHODS:
-      raise app.UsageError(f"--methods: {name!r} is not one of "
-                           f"{configuration.METHODS}")
+    if name not in allowed:
+      raise app.UsageError(f"--methods: {name!r} is not one of {allowed}")
   rules, settings = configuration.check(_CONFIG.value)
   layout = StateLayout(rules, settings.chunk_keys)
   roll = roll_tables.build(rules)
@@ -107,7 +112,8 @@ def main(argv):
         f"{jax.device_count()}; host {cpu_name()}, {os.cpu_count()} cores")
   print(f"# model states {layout.num_states:,}")
   results = [run_method(layout, roll, settings._replace(
-      method=name, sweeps_per_call=_MAX_SWEEPS.value))
+      **{"method": name, **VARIANTS.get(name, {})},
+      sweeps_per_call=_MAX_SWEEPS.value), name)
              for name in _METHODS.value]
   base = results[-1]
   head = (f"{'method':<16}{'sweeps':>7}{'updates':>12}{'updates/s':>11}"

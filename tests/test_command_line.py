@@ -155,7 +155,7 @@ def test_analysis_over_memory_is_refused_before_anything_big(tmp_path):
     (("--config.rules.floor=-100000", "--config.memory_limit_gb=1"),
      "rules.floor=-"),
     (("--config.rules.goal=1000000",), "rules.goal="),
-    (("--config.solver.method=value_iteration", "--config.memory_limit_gb=1"),
+    (("--config.solver.method=value_iteration", "--config.memory_limit_gb=2"),
      "solver.method='ordered'"),
 ])
 def test_memory_refusal_before_anything_big(tmp_path, args, hint):

@@ -171,7 +171,7 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   out = subprocess.run(
       [sys.executable, "experiments/benchmark.py", "--config",
        "configs/tiny.py:facebook", "--max_sweeps=100",
-       "--methods=wavefront,ordered,value_iteration",
+       "--methods=wavefront,ordered-plain,ordered,value_iteration",
        "--json", str(tmp_path / "b.json"),
        "--config.rules.goal=600", "--config.solver.tol=1e-12"], cwd=ROOT,
       capture_output=True, text=True,
@@ -181,8 +181,10 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   assert "configs/tiny.py:facebook" in lines[0]
   assert "goal=600" in lines[0] and "tol 1e-12" in lines[0]
   rows = {line.split()[0]: line.split() for line in lines
-          if line.split()[0] in ("ordered", "value_iteration", "wavefront")}
-  assert set(rows) == {"ordered", "value_iteration", "wavefront"}
+          if line.split()[0] in ("ordered", "ordered-plain", "value_iteration",
+                                 "wavefront")}
+  assert set(rows) == {"ordered", "ordered-plain", "value_iteration",
+                       "wavefront"}
   for r in rows.values():
     assert 0 < int(r[1]) < 100         # converged before the sweep limit
     assert float(r[-1]) < 1e-10        # W0 agrees with the baseline
@@ -195,7 +197,9 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
     for key in ("wall_s", "compile_s", "peak_host_gb", "peak_device_gb"):
       assert r[key] >= 0
     assert r["max_abs_diff_from_baseline"] < 1e-10
-  # The wavefront's few large steps against the ordered method's many.
+  # The Newton correction saves sweeps; the wavefront's few large steps
+  # against the ordered method's many.
+  assert by["ordered"]["sweeps"] < by["ordered-plain"]["sweeps"]
   assert (by["wavefront"]["dependent_steps_per_sweep"] * 10
           < by["ordered"]["dependent_steps_per_sweep"])
 

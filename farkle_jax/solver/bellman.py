@@ -61,8 +61,8 @@ def roll_arrays(roll: roll_tables.RollTables, dtype=jnp.float64) -> RollArrays:
 
 def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
               bank_base: jax.Array, top: jax.Array, roll: RollArrays,
-              layout: StateLayout, relative: bool
-              ) -> tuple[jax.Array, jax.Array]:
+              layout: StateLayout, relative: bool, picks: bool = False
+              ) -> tuple[jax.Array, ...]:
   """Backward pass over the turns of a batch of keys.
 
   Args:
@@ -74,22 +74,32 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
     roll: roll tables.
     layout: the state layout (static).
     relative: report the change as |dW| / W instead of |dW| (static).
+    picks: also return which option each score set takes (static).
 
   Returns:
-    The updated rows [T + 1, 6, k] and the largest change of any updated
-    entry.
+    The updated rows [T + 1, 6, k], the largest change of any updated
+    entry and, with `picks`, [T + 1, R, k] int8: the option each score set
+    takes at row t (the first best one; score sets in the order of
+    `roll.groups`).
   """
   k = rows.shape[-1]
   farkle_term = roll.farkle_prob[:, None] * x_farkle[None]
+  sets = sum(g.rows.shape[0] for g in roll.groups)
 
   def body(i, carry):
-    rows, res = carry
+    rows, res, chosen = carry
     t = top - i
     flat = rows.reshape(-1, k)
-    best = []
+    best, pick = [], []
     for g in roll.groups:
       idx = layout.reached_offset(t, g.rows, jnp)
-      best.append(flat[idx].max(axis=1))          # [R_j, k]
+      got = flat[idx]                              # [R_j, j, k]
+      best.append(got.max(axis=1))                 # [R_j, k]
+      if picks:
+        pick.append(got.argmax(axis=1).astype(jnp.int8))
+    if picks:
+      chosen = jax.lax.dynamic_update_index_in_dim(
+          chosen, jnp.concatenate(pick, axis=0), t, axis=0)
     best = jnp.concatenate(best, axis=0)           # [R, k]
     value = jnp.dot(roll.set_weight, best,
                     precision=jax.lax.Precision.HIGHEST) + farkle_term
@@ -101,10 +111,71 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
     if relative:
       delta = delta / jnp.maximum(new, jnp.finfo(new.dtype).tiny)
     rows = jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
-    return rows, jnp.maximum(res, delta.max())
+    return rows, jnp.maximum(res, delta.max()), chosen
 
-  return jax.lax.fori_loop(0, top + 1, body,
-                           (rows, jnp.zeros((), rows.dtype)))
+  chosen = jnp.zeros((rows.shape[0] if picks else 0, sets, k), jnp.int8)
+  rows, res, chosen = jax.lax.fori_loop(
+      0, top + 1, body, (rows, jnp.zeros((), rows.dtype), chosen))
+  return (rows, res, chosen) if picks else (rows, res)
+
+
+def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
+               bank_base: jax.Array, top: jax.Array, roll: RollArrays,
+               layout: StateLayout) -> tuple[jax.Array, jax.Array]:
+  """How the turns of a batch of keys end under the policy their values
+  imply (docs/model.md §4.2, the Newton correction).
+
+  A forward pass over t carries the probability of reaching each in-turn
+  state from (t = 0, six dice): where banking is chosen (bank >= roll, as in
+  `turn_pass`) it leaves as a bank of t; otherwise a roll sends P_farkle to
+  the farkle exit and each score set's share to its best option (the first
+  on ties). Mass that passes row `top` only wins.
+
+  Args:
+    rows: [T + 1, 6, k] the final values of `turn_pass`; chosen: [T + 1,
+      R, k] its picks.
+    padded, bank_base, top, roll, layout: as for `turn_pass`.
+
+  Returns:
+    bank [T + 1, k]: probability of banking at each t (rows above a key's
+    t_max bank into the goal); farkle [k]: probability of a farkle.
+  """
+  k = rows.shape[-1]
+  targets = jnp.concatenate([g.rows.reshape(-1) for g in roll.groups])
+  # The score set of each option and its place among the set's options.
+  owner = np.concatenate([np.repeat(np.arange(g.rows.shape[0]),
+                                    g.rows.shape[1]) for g in roll.groups])
+  owner += np.repeat(np.cumsum([0] + [g.rows.shape[0] for g in roll.groups])
+                     [:-1], [g.rows.size for g in roll.groups])
+  place = np.concatenate([np.tile(np.arange(g.rows.shape[1]), g.rows.shape[0])
+                          for g in roll.groups])
+  mass = jnp.zeros(((layout.num_rows + 1) * N_DICE, k), rows.dtype)
+  mass = mass.at[N_DICE - 1].set(1.0)
+
+  def body(t, carry):
+    mass, bank, farkle = carry
+    here = jax.lax.dynamic_slice_in_dim(mass, t * N_DICE, N_DICE)   # [6, k]
+    value = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)    # [6, k]
+    banked = 1 - padded[bank_base + t * layout.bank_stride]
+    banks = (t >= layout.bank_min) & (banked[None] >= value)
+    bank = bank.at[t].set(jnp.where(banks, here, 0).sum(axis=0))
+    rolled = jnp.where(banks, 0, here)
+    farkle = farkle + jnp.dot(roll.farkle_prob, rolled,
+                              precision=jax.lax.Precision.HIGHEST)
+    share = jnp.dot(roll.set_weight.T, rolled,
+                    precision=jax.lax.Precision.HIGHEST)            # [R, k]
+    best = jax.lax.dynamic_index_in_dim(chosen, t, keepdims=False)  # [R, k]
+    pick = best[owner] == place[:, None]                            # [O, k]
+    # Every key shares the option rows: add whole rows, zero where the
+    # option is not the key's choice.
+    mass = mass.at[layout.reached_offset(t, targets, jnp)].add(
+        jnp.where(pick, share[owner], 0))
+    return mass, bank, farkle
+
+  bank = jnp.zeros((layout.num_rows + 1, k), rows.dtype)
+  _, bank, farkle = jax.lax.fori_loop(
+      0, top + 1, body, (mass, bank, jnp.zeros((k,), rows.dtype)))
+  return bank, farkle
 
 
 def turn_values(w0: jax.Array, keys: np.ndarray, layout: StateLayout,

@@ -35,6 +35,7 @@ class Settings(NamedTuple):
   sweeps_per_call: int
   chunk_keys: int
   b_group: int
+  newton: bool
   dtype: str
   init_value: float
   checkpoint_every: int
@@ -62,6 +63,9 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
       sweeps_per_call=5,      # sweeps per jitted call (log/checkpoint)
       chunk_keys=2048,            # value_iteration: keys per chunk of a sweep
       b_group=0,                  # ordered: banked scores per sub-batch
+      newton=True,                # ordered, with a penalty: end each sweep
+                                  # with the Newton correction of its
+                                  # penalty reads (docs/model.md §4.2)
                                   # (0: 16 on CPU, a whole stage otherwise)
       dtype="float64",
       init_value=0.5,             # initial value of every non-terminal state
@@ -92,6 +96,11 @@ def _number(field, value, kind, low=None, high=None, open_low=False):
   return value
 
 
+def _flag(field, value):
+  if not isinstance(value, bool):
+    _fail(field, value, "True or False")
+
+
 def check(config: ml_collections.ConfigDict
           ) -> tuple[rules_lib.Rules, Settings]:
   """Validates a config; returns the rules and the solver settings."""
@@ -116,6 +125,7 @@ def check(config: ml_collections.ConfigDict
   _number("solver.sweeps_per_call", s.sweeps_per_call, int, 1)
   _number("solver.chunk_keys", s.chunk_keys, int, 1)
   _number("solver.b_group", s.b_group, int, 0)
+  _flag("solver.newton", s.newton)
   _number("solver.init_value", s.init_value, (int, float), 0, 1)
   _number("checkpoint.every", config.checkpoint.every, int, 1)
   _number("checkpoint.keep", config.checkpoint.keep, int, 1)
@@ -145,7 +155,7 @@ def check(config: ml_collections.ConfigDict
       method=s.method, tol=float(s.tol), norm=s.norm,
       max_iterations=s.max_iterations,
       sweeps_per_call=s.sweeps_per_call, chunk_keys=s.chunk_keys,
-      b_group=s.b_group,
+      b_group=s.b_group, newton=s.newton,
       dtype=s.dtype, init_value=float(s.init_value),
       checkpoint_every=config.checkpoint.every,
       checkpoint_keep=config.checkpoint.keep,

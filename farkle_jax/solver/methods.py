@@ -141,7 +141,7 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
     b_group = 16 if cpu else -(-layout.num_scores // jax.device_count())
   mesh = ordered.make_mesh()
   stages, plan = ordered.build(layout, settings.norm == "relative", b_group,
-                               mesh.size)
+                               mesh.size, settings.newton)
 
   def sweep(state, tables):
     vector, fresh = state

@@ -37,7 +37,7 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import bellman
+from farkle_jax.solver import bellman, newton
 
 DOUBLINGS = 24  # pointer-doubling rounds: a cycle's slope product ^ 2^24 -> 0
 NEWTON_STEPS = 4  # most in-stage Newton steps (policy updates) per sweep
@@ -55,6 +55,7 @@ class StageTables(NamedTuple):
   work: jax.Array       # [S] float, the stage's states / all model states
   warm: jax.Array       # [S, U, G] int32 position of (b, d + 1, f, e), a
                         #   first guess solved by an earlier stage
+  newton: newton.NewtonTables  # exit slots and correction pieces
 
 
 class StagePlan(NamedTuple):
@@ -63,10 +64,14 @@ class StagePlan(NamedTuple):
   relative: bool    # residual |dW| / W instead of |dW|
   group: int        # keys per sub-batch, G
   slopes: bool      # solve in-stage farkle dependencies (no penalty)
+  newton: bool      # correct the penalty reads after each sweep
+  exit_size: int    # length of the flat exit buffer (newton)
+  pass_steps: int   # loop steps of one pass of the correction (newton)
 
 
 def build(layout: StateLayout, relative: bool, b_group: int = 8,
-          devices: int = 1) -> tuple[StageTables, StagePlan]:
+          devices: int = 1, newton_step: bool = True
+          ) -> tuple[StageTables, StagePlan]:
   """Stages, sub-batches and index tables of the ordered solver.
 
   Args:
@@ -74,6 +79,8 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
     relative: the residual is |dW| / W instead of |dW|.
     b_group: consecutive banked scores b per sub-batch.
     devices: the number of sub-batches per stage is padded to a multiple.
+    newton_step: with a penalty, end each sweep with the Newton correction
+      of its penalty reads (`solver.newton`).
   """
   B, D, F, E = layout.key_shape
   dummy = layout.sink
@@ -106,7 +113,25 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
       *layout.farkle_fields((b, d, f, e)))
   bank[stage, sub, slot] = layout.bank_base((b, d, f, e))
   np.maximum.at(top, (stage, sub), layout.t_max(b))
-  # Stage-local index of each farkle target that lies in the same stage.
+  partner = _partners(pos, farkle, stage, sub, slot, dummy)
+  states = np.zeros(S)
+  np.add.at(states, stage, (layout.t_max(b) + 1) * N_DICE)
+  t_max = np.zeros((S, U, G), np.int64)
+  t_max[stage, sub, slot] = layout.t_max(b)
+  tables, exit_size, pass_steps = newton.build(layout, keys, farkle, bank,
+                                               t_max)
+  stages = StageTables(*(jnp.asarray(x, jnp.int32) for x in
+                         (keys, farkle, partner, bank, top)),
+                       work=jnp.asarray(states / layout.num_states),
+                       warm=jnp.asarray(warm, jnp.int32), newton=tables)
+  return stages, StagePlan(layout, relative, G, slopes,
+                           newton_step and not slopes, exit_size, pass_steps)
+
+
+def _partners(pos, farkle, stage, sub, slot, dummy) -> np.ndarray:
+  """[S, U * G] stage-local index of each key's farkle target where it lies
+  in the key's own stage, else -1."""
+  S, U, G = farkle.shape
   local = np.full(dummy + 1, -1, np.int64)
   partner = np.full((S, U * G), -1, np.int64)
   flat_slot = sub * G + slot
@@ -115,13 +140,7 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
     local[pos[sel]] = flat_slot[sel]
     partner[s, flat_slot[sel]] = local[farkle[stage[sel], sub[sel], slot[sel]]]
     local[pos[sel]] = -1
-  states = np.zeros(S)
-  np.add.at(states, stage, (layout.t_max(b) + 1) * N_DICE)
-  stages = StageTables(*(jnp.asarray(x, jnp.int32) for x in
-                         (keys, farkle, partner, bank, top)),
-                       work=jnp.asarray(states / layout.num_states),
-                       warm=jnp.asarray(warm, jnp.int32))
-  return stages, StagePlan(layout, relative, G, slopes)
+  return partner
 
 
 def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
@@ -133,7 +152,8 @@ def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
     bank_base: [u, G] int32; top: [u] int32.
 
   Returns:
-    ([u, G] values, [u, G] slopes); slopes are zero unless plan.slopes.
+    ([u, G] values, [u, G] slopes, [u, T + 1, G] bank exits, [u, G] farkle
+    exits); slopes are zero unless plan.slopes, exits unless plan.newton.
   """
   layout = plan.layout
   ones = jnp.ones((layout.num_rows + 1, N_DICE, plan.group), vector.dtype)
@@ -141,14 +161,21 @@ def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
   def one(args):
     x, base, t = args
 
-    def start(x):
-      rows, _ = bellman.turn_pass(ones, x, vector, base, t, roll, layout,
-                                  plan.relative)
-      return rows[0, N_DICE - 1]
+    def turn(x):
+      return bellman.turn_pass(ones, x, vector, base, t, roll, layout,
+                               plan.relative, picks=plan.newton)
 
     if plan.slopes:
-      return jax.jvp(start, (x,), (jnp.ones_like(x),))
-    return start(x), jnp.zeros_like(x)
+      value, slope = jax.jvp(lambda x: turn(x)[0][0, N_DICE - 1], (x,),
+                             (jnp.ones_like(x),))
+      return value, slope, ones[:0, 0], jnp.zeros_like(x)
+    rows, *chosen = turn(x)
+    if plan.newton:
+      bank, farkle = bellman.turn_exits(rows, chosen[1], vector, base, t,
+                                        roll, layout)
+    else:
+      bank, farkle = ones[:0, 0], jnp.zeros_like(x)
+    return rows[0, N_DICE - 1], jnp.zeros_like(x), bank, farkle
 
   return jax.lax.map(one, (x_hat, bank_base, top))
 
@@ -174,28 +201,57 @@ def _solve_stage(values, slopes, x_hat, partner):
 
 
 def _evaluate_stage(s, vector, stages: StageTables, roll: bellman.RollArrays,
-                    plan: StagePlan, starts) -> tuple[jax.Array, jax.Array]:
+                    plan: StagePlan, starts, exits=None
+                    ) -> tuple[jax.Array, jax.Array, tuple | None]:
   """Evaluates the keys of stage s at the current farkle values (solving the
-  in-stage pairs when plan.slopes); returns the updated vector and the
-  largest relative change of the stage's keys."""
+  in-stage pairs when plan.slopes); returns the updated vector, the largest
+  relative change of the stage's keys and, with plan.newton, the exits
+  (buffer, farkle exit per position) with the stage's written in."""
   keys = stages.keys[s].ravel()
   x_hat = 1 - vector[stages.farkle[s]]
-  values, slopes = starts(vector, x_hat, stages.bank_base[s], stages.top[s],
-                          roll)
+  values, slopes, bank, farkle = starts(vector, x_hat, stages.bank_base[s],
+                                        stages.top[s], roll)
+  if plan.newton:
+    buffer, farkle_exit = exits
+    exits = (newton.store(buffer, bank, s, stages.newton.exits,
+                          plan.layout.bank_min),
+             farkle_exit.at[keys].set(farkle.ravel()))
   x = values.ravel()
   if plan.slopes:
     x = _solve_stage(x, slopes.ravel(), x_hat.ravel(), stages.partner[s])
   real = keys < plan.layout.sink
   change = jnp.where(real, jnp.abs(x - vector[keys])
                      / jnp.maximum(x, jnp.finfo(x.dtype).tiny), 0).max()
-  return vector.at[keys].set(x), change
+  return vector.at[keys].set(x), change, exits
 
 
-def _map_steps(stages: StageTables) -> jax.Array:
+def _map_steps(stages: StageTables, passes: int = 1) -> jax.Array:
   """[S] loop iterations of one evaluation of each stage: the row loop of
-  each sub-batch, one after the other (a sub-batch without rows still takes
-  a step), as `loop_steps.count` reads them."""
-  return jnp.maximum(stages.top + 1, 1).sum(axis=1).astype(jnp.int64)
+  each sub-batch (`passes` of them: the turn pass, and the exits' forward
+  pass with the Newton step), one after the other (a sub-batch without rows
+  still takes a step), as `loop_steps.count` reads them."""
+  return jnp.maximum(passes * (stages.top + 1), 1).sum(axis=1).astype(
+      jnp.int64)
+
+
+def _pair_stage(s, vector, evaluate, stages: StageTables, fresh):
+  """Stage s without a penalty: Newton steps on the in-stage pairs until
+  its values settle; returns the vector and the steps taken."""
+  keys = stages.keys[s].ravel()
+  guess = jnp.where(fresh, vector[stages.warm[s].ravel()], vector[keys])
+  vector = vector.at[keys].set(guess)
+
+  def policy_step(c):
+    vector, steps, _ = c
+    vector, change, _ = evaluate(s, vector, None)
+    return vector, steps + 1, change
+
+  # float32 cannot resolve 1e-13: its Newton steps stop at its rounding.
+  rtol = max(NEWTON_RTOL, 16 * float(jnp.finfo(vector.dtype).eps))
+  vector, steps, _ = jax.lax.while_loop(
+      lambda c: (c[1] < NEWTON_STEPS) & (c[2] > rtol), policy_step,
+      (vector, 0, jnp.asarray(jnp.inf, vector.dtype)))
+  return vector, steps
 
 
 def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
@@ -206,7 +262,9 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
   Without a penalty each stage takes Newton steps (value and slope at the
   current farkle values, solve the pairs, repeat) until its values settle;
   on a run's first sweep (`fresh`) they start from the key (b, d + 1) that
-  an earlier stage has just solved.
+  an earlier stage has just solved. With a penalty (and plan.newton) the
+  stages also record how each turn ends, and the sweep ends with the Newton
+  correction of its penalty reads (`solver.newton`).
 
   Args:
     vector: [V] padded W0 (donate it); stages, roll: tables; plan: sizes.
@@ -215,44 +273,42 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
 
   Returns:
     The new vector, the largest change of any start value (absolute or
-    relative as configured), the work in sweeps of all states, and the
+    relative as configured) from the old vector, correction included, the
+    work in sweeps of all states (turn passes and forward passes), and the
     dependent loop steps of the sweep (on one device).
   """
-  old, map_steps = vector, _map_steps(stages)
+  old = vector
+  map_steps = _map_steps(stages, 2 if plan.newton else 1)
   starts = jax.shard_map(
       lambda v, x, base, top, roll: _turn_starts(v, x, base, top, roll, plan),
       mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"), P()),
-      out_specs=(P("batch"), P("batch")), check_vma=False)
+      out_specs=(P("batch"),) * 4, check_vma=False)
 
-  def evaluate(s, vector):
-    return _evaluate_stage(s, vector, stages, roll, plan, starts)
+  def evaluate(s, vector, exits):
+    return _evaluate_stage(s, vector, stages, roll, plan, starts, exits)
+
   def stage(s, carry):
-    vector, work, count = carry
-    if not plan.slopes:
-      vector, _ = evaluate(s, vector)
-      return vector, work + stages.work[s], count + map_steps[s]
+    vector, exits, work, count = carry
+    if plan.slopes:
+      vector, steps = _pair_stage(s, vector, evaluate, stages, fresh)
+      return (vector, exits, work + steps * stages.work[s],
+              count + jnp.maximum(steps * (map_steps[s] + DOUBLINGS), 1))
+    vector, _, exits = evaluate(s, vector, exits)
+    passes = 2 if plan.newton else 1
+    return vector, exits, work + passes * stages.work[s], count + map_steps[s]
 
-    keys = stages.keys[s].ravel()
-    guess = jnp.where(fresh, vector[stages.warm[s].ravel()], vector[keys])
-    vector = vector.at[keys].set(guess)
-
-    def newton(c):
-      vector, steps, _ = c
-      vector, change = evaluate(s, vector)
-      return vector, steps + 1, change
-
-    # float32 cannot resolve 1e-13: its Newton steps stop at its rounding.
-    rtol = max(NEWTON_RTOL, 16 * float(jnp.finfo(vector.dtype).eps))
-    vector, steps, _ = jax.lax.while_loop(
-        lambda c: (c[1] < NEWTON_STEPS) & (c[2] > rtol), newton,
-        (vector, 0, jnp.asarray(jnp.inf, vector.dtype)))
-    return (vector, work + steps * stages.work[s],
-            count + jnp.maximum(steps * (map_steps[s] + DOUBLINGS), 1))
-
+  exits = (jnp.zeros((plan.exit_size,), newton.EXIT_DTYPE),
+           jnp.zeros_like(vector)) if plan.newton else None
   # The work count keeps the tables' float64 whatever the values' dtype.
-  vector, work, count = jax.lax.fori_loop(
+  vector, exits, work, count = jax.lax.fori_loop(
       0, stages.keys.shape[0], stage,
-      (vector, jnp.zeros((), stages.work.dtype), jnp.zeros((), jnp.int64)))
+      (vector, exits, jnp.zeros((), stages.work.dtype),
+       jnp.zeros((), jnp.int64)))
+  if plan.newton:
+    vector, passes = newton.correct(vector, old, *exits,
+                                    stages.newton.pieces, plan.layout,
+                                    plan.relative)
+    count = count + passes.astype(jnp.int64) * plan.pass_steps
   delta = jnp.abs(vector - old)[:-1]
   if plan.relative:
     delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
