@@ -8,7 +8,7 @@ import pytest
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import configuration, memory, methods
+from farkle_jax.solver import configuration, memory, methods, newton
 
 
 def test_full_state_estimate_is_the_value_array_plus_temporaries():
@@ -96,3 +96,15 @@ def test_floor_hints_stay_on_the_score_step():
   for hint in str(e.value).split(": ")[-1].split(", "):
     if hint.startswith("rules.floor="):
       assert int(hint.split("=")[1]) % 200 == 0
+
+
+def test_newton_step_memory_is_counted_and_its_absence_hinted():
+  layout = StateLayout(rules_lib.facebook())
+  with_step = memory.footprint(layout, "ordered", "float64")
+  without = memory.footprint(layout, "ordered-plain", "float64")
+  assert (with_step.device - without.device
+          >= newton.buffer_bytes(layout))  # the exit buffer at least
+  limit = (without.host + without.device + 2**26) / 2**30
+  with pytest.raises(memory.MemoryRefused, match="solver.newton=False"):
+    memory.check_solve(layout, "ordered", "float64", limit)
+  memory.check_solve(layout, "ordered-plain", "float64", limit)

@@ -161,7 +161,10 @@ def _check_backend(rules: Rules, layout: StateLayout, settings: Settings
 
 def _plan_memory(layout: StateLayout, settings: Settings,
                  compiled_bytes: int | None) -> int:
-  need = memory.check_solve(layout, settings.method, settings.dtype,
+  method = settings.method
+  if method == "ordered" and not settings.newton:
+    method = "ordered-plain"  # no exit tables
+  need = memory.check_solve(layout, method, settings.dtype,
                             settings.memory_limit_gb, compiled_bytes)
   logging.info("memory estimate %.2f GB (%s)", need / 2**30,
                "from the sizes" if compiled_bytes is None

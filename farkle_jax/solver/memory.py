@@ -107,7 +107,8 @@ def full_state_bytes(layout: StateLayout, dtype: str = "float64",
   return 2 * values + keys + step
 
 
-def ordered_bytes(layout: StateLayout, dtype: str = "float64") -> int:
+def ordered_bytes(layout: StateLayout, dtype: str = "float64",
+                  newton_step: bool = True) -> int:
   """Peak device bytes of an ordered sweep: a few copies of the padded
   start vector, the stage tables (int32, padded) and the temporaries; with
   a penalty also the Newton correction's turn exits, and each sub-batch's
@@ -116,7 +117,7 @@ def ordered_bytes(layout: StateLayout, dtype: str = "float64") -> int:
   size = BYTES[dtype]
   base = (4 * layout.padded_size * size + 48 * layout.num_keys
           + TEMP_BYTES * size // 8)
-  if not layout.rules.has_penalty:
+  if not (newton_step and layout.rules.has_penalty):
     return base
   b_group = 16 if jax.default_backend() == "cpu" else layout.num_scores
   group = (min(b_group, layout.num_scores) * layout.bank_min
@@ -147,11 +148,14 @@ def wavefront_bytes(layout: StateLayout, dtype: str = "float64") -> int:
 
 
 def footprint(layout: StateLayout, method: str, dtype: str) -> Footprint:
-  """A run's footprint from the sizes alone, before anything is built."""
+  """A run's footprint from the sizes alone, before anything is built
+  (`ordered-plain`: the ordered method without its Newton step)."""
   device = {"ordered": ordered_bytes, "wavefront": wavefront_bytes,
-            "value_iteration": full_state_bytes}[method](layout, dtype)
-  return Footprint(RUNTIME_BYTES + HOST_BYTES_PER_KEY[method]
-                   * layout.num_keys, device)
+            "value_iteration": full_state_bytes,
+            "ordered-plain": lambda lay, dt: ordered_bytes(lay, dt, False),
+            }[method](layout, dtype)
+  host = HOST_BYTES_PER_KEY[method.split("-")[0]]
+  return Footprint(RUNTIME_BYTES + host * layout.num_keys, device)
 
 
 def _fits(fp: Footprint, limits: tuple[int, int], shared: bool) -> bool:
@@ -165,8 +169,10 @@ def solve_hints(layout: StateLayout, method: str, dtype: str,
   """Settings that would bring a solve within memory, each checked with
   `fits(layout, method, dtype)`."""
   hints = []
-  if method != "ordered" and fits(layout, "ordered", dtype):
+  if not method.startswith("ordered") and fits(layout, "ordered", dtype):
     hints.append("solver.method='ordered' (start-of-turn values only)")
+  elif method != "ordered-plain" and fits(layout, "ordered-plain", dtype):
+    hints.append("solver.method='ordered' with solver.newton=False")
   if dtype == "float64" and fits(layout, method, "float32"):
     hints.append("solver.dtype='float32' with solver.tol >= 1e-6 (about "
                  "1e-7 accuracy)")
