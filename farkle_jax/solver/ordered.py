@@ -23,7 +23,10 @@ place, key by key in a fixed order that makes most dependencies final:
   at their own highest turn total, so ragged turn lengths cost nothing.
 
 Without a penalty one sweep is exact up to the policy: the next confirms it.
-With a penalty a few sweeps propagate the penalty's effect. The sub-batches of
+With a penalty the sweep reads the penalty farkles' targets at their
+previous values; it records how each turn ends and closes with a Newton
+step on those reads (`solver.newton`), so a few sweeps converge
+quadratically. The sub-batches of
 a stage are split over all devices of a mesh (`jax.shard_map`).
 """
 
@@ -169,9 +172,9 @@ def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
       value, slope = jax.jvp(lambda x: turn(x)[0][0, N_DICE - 1], (x,),
                              (jnp.ones_like(x),))
       return value, slope, ones[:0, 0], jnp.zeros_like(x)
-    rows, *chosen = turn(x)
+    rows, _, *picks = turn(x)  # picks: [the choices] with plan.newton
     if plan.newton:
-      bank, farkle = bellman.turn_exits(rows, chosen[1], vector, base, t,
+      bank, farkle = bellman.turn_exits(rows, picks[0], vector, base, t,
                                         roll, layout)
     else:
       bank, farkle = ones[:0, 0], jnp.zeros_like(x)
