@@ -63,10 +63,10 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
       sweeps_per_call=5,      # sweeps per jitted call (log/checkpoint)
       chunk_keys=2048,            # value_iteration: keys per chunk of a sweep
       b_group=0,                  # ordered: banked scores per sub-batch
+                                  # (0: 16 on CPU, a whole stage otherwise)
       newton=True,                # ordered, with a penalty: end each sweep
                                   # with the Newton correction of its
                                   # penalty reads (docs/model.md §4.2)
-                                  # (0: 16 on CPU, a whole stage otherwise)
       dtype="float64",
       init_value=0.5,             # initial value of every non-terminal state
   ))

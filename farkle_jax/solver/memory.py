@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import newton, wavefront
+from farkle_jax.solver import newton, ordered, wavefront
 
 RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
 BYTES = {"float64": 8, "float32": 4}
@@ -112,16 +112,15 @@ def ordered_bytes(layout: StateLayout, dtype: str = "float64",
   """Peak device bytes of an ordered sweep: a few copies of the padded
   start vector, the stage tables (int32, padded) and the temporaries; with
   a penalty also the Newton correction's turn exits, and each sub-batch's
-  option picks and forward pass (its keys: 16 banked scores on a CPU, a
-  whole stage on an accelerator)."""
+  option picks and forward pass (its keys: the default sub-batch of
+  `ordered.default_b_group`)."""
   size = BYTES[dtype]
   base = (4 * layout.padded_size * size + 48 * layout.num_keys
           + TEMP_BYTES * size // 8)
   if not (newton_step and layout.rules.has_penalty):
     return base
-  b_group = 16 if jax.default_backend() == "cpu" else layout.num_scores
-  group = (min(b_group, layout.num_scores) * layout.bank_min
-           * layout.num_farkle)
+  group = (min(ordered.default_b_group(layout), layout.num_scores)
+           * layout.bank_min * layout.num_farkle)
   rows = layout.num_rows + 1
   picks = rows * group * (OPTIONS_PER_ROW + 2 * N_DICE * size)
   return base + newton.buffer_bytes(layout) + 32 * layout.num_keys + picks

@@ -135,10 +135,7 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
   State: (vector, fresh): the padded start vector and whether it still holds
   initial values (the first sweep then warm-starts its in-stage solves).
   """
-  b_group = settings.b_group
-  if b_group <= 0:  # CPUs like small sub-batches, accelerators one wide one
-    cpu = jax.default_backend() == "cpu"
-    b_group = 16 if cpu else -(-layout.num_scores // jax.device_count())
+  b_group = settings.b_group or ordered.default_b_group(layout)
   mesh = ordered.make_mesh()
   stages, plan = ordered.build(layout, settings.norm == "relative", b_group,
                                mesh.size, settings.newton)

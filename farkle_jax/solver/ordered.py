@@ -281,7 +281,8 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
     dependent loop steps of the sweep (on one device).
   """
   old = vector
-  map_steps = _map_steps(stages, 2 if plan.newton else 1)
+  row_passes = 2 if plan.newton else 1  # the turn pass, the forward pass
+  map_steps = _map_steps(stages, row_passes)
   starts = jax.shard_map(
       lambda v, x, base, top, roll: _turn_starts(v, x, base, top, roll, plan),
       mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"), P()),
@@ -297,8 +298,8 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
       return (vector, exits, work + steps * stages.work[s],
               count + jnp.maximum(steps * (map_steps[s] + DOUBLINGS), 1))
     vector, _, exits = evaluate(s, vector, exits)
-    passes = 2 if plan.newton else 1
-    return vector, exits, work + passes * stages.work[s], count + map_steps[s]
+    return (vector, exits, work + row_passes * stages.work[s],
+            count + map_steps[s])
 
   exits = (jnp.zeros((plan.exit_size,), newton.EXIT_DTYPE),
            jnp.zeros_like(vector)) if plan.newton else None
@@ -316,6 +317,14 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
   if plan.relative:
     delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
   return vector, delta.max(), work, count
+
+
+def default_b_group(layout: StateLayout) -> int:
+  """Banked scores per sub-batch when the config leaves it at 0: CPUs like
+  small sub-batches, accelerators one wide one per device."""
+  if jax.default_backend() == "cpu":
+    return 16
+  return -(-layout.num_scores // jax.device_count())
 
 
 def make_mesh() -> Mesh:
