@@ -88,7 +88,15 @@ def _flag_message(exc: BaseException) -> str:
   text = str(cause).strip().splitlines()
   line = next((t for t in reversed(text) if t.strip()), type(cause).__name__)
   # A message quoted from a traceback keeps its "pkg.SomeError: " prefix.
-  return re.sub(r"^[\w.]+(Error|Exception): ", "", line.strip())
+  line = re.sub(r"^[\w.]+(Error|Exception): ", "", line.strip())
+  # absl names the flag only in its own message ("flag --x=0: ..."), not
+  # in the cause it wraps (a bound check's "0 is not a positive integer").
+  named = re.match(r"flag (--\S+?): ", str(exc))
+  if isinstance(exc, flags.IllegalFlagValueError) and named:
+    flag = named.group(1)
+    if flag.split("=")[0] not in line:
+      line = f"{flag}: {line}"
+  return line
 
 
 def _config_fields(config, prefix: str = "") -> list[str]:

@@ -206,3 +206,10 @@ def test_no_line_about_a_missing_tpu(tiny_runs):
       capture_output=True, text=True, timeout=300)
   assert out.returncode == 0, out.stderr[-2000:]
   assert "Unable to initialize backend" not in out.stderr
+
+
+def test_a_flag_out_of_its_bounds_is_named():
+  out = subprocess.run(
+      [sys.executable, "experiments/sweep_cost.py", *TINY, "--sweeps=0"],
+      cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
+  _one_line(out, 2, "--sweeps=0", "not a positive integer")

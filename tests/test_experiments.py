@@ -167,6 +167,19 @@ def test_where_to_roll_script_writes_its_outputs(tmp_path):
     assert os.path.getsize(tmp_path / name) > 0
 
 
+def test_sweep_cost_script_times_both_variants():
+  out = subprocess.run(
+      [sys.executable, "experiments/sweep_cost.py", "--config",
+       "configs/tiny.py:facebook", "--config.rules.goal=600", "--sweeps=1"],
+      cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
+  assert out.returncode == 0, out.stderr[-2000:]
+  lines = out.stdout.splitlines()
+  assert "goal=600" in lines[0]
+  for name, line in zip(("ordered-plain", "ordered"), lines[1:]):
+    assert line.split()[0] == name and float(line.split()[1]) > 0
+    assert "1 sweeps" in line
+
+
 def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   out = subprocess.run(
       [sys.executable, "experiments/benchmark.py", "--config",
