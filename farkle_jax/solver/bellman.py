@@ -92,11 +92,10 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
     flat = rows.reshape(-1, k)
     best, pick = [], []
     for g in roll.groups:
-      idx = layout.reached_offset(t, g.rows, jnp)
-      got = flat[idx]                              # [R_j, j, k]
-      best.append(got.max(axis=1))                 # [R_j, k]
-      if picks:
-        pick.append(got.argmax(axis=1).astype(jnp.int8))
+      top_j, pick_j = _best_option(flat, layout.reached_offset(t, g.rows, jnp),
+                                   picks)
+      best.append(top_j)                           # [R_j, k]
+      pick.append(pick_j)
     if picks:
       chosen = jax.lax.dynamic_update_index_in_dim(
           chosen, jnp.concatenate(pick, axis=0), t, axis=0)
@@ -117,6 +116,31 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
   rows, res, chosen = jax.lax.fori_loop(
       0, top + 1, body, (rows, jnp.zeros((), rows.dtype), chosen))
   return (rows, res, chosen) if picks else (rows, res)
+
+
+def _best_option(flat: jax.Array, idx: jax.Array, picks: bool
+                 ) -> tuple[jax.Array, jax.Array | None]:
+  """The best of each score set's options, and with `picks` which one.
+
+  Args:
+    flat: [(T + 1) * 6, k] the rows; idx: [R_j, j] int32 option positions.
+
+  Returns:
+    [R_j, k] the best values and [R_j, k] int8 the first best option (None
+    without `picks`).
+  """
+  # An elementwise running maximum over the j columns: XLA's CPU backend
+  # fuses the gathers into it. A max-reduce over the gathered [R_j, j, k]
+  # block is instead written out and handed to a library reduce kernel, 3x
+  # slower over a whole sweep (BENCHMARKS.md). With picks, max and argmax of
+  # one block fuse into a single reduce with the gather.
+  if picks:
+    got = flat[idx]                                # [R_j, j, k]
+    return got.max(axis=1), got.argmax(axis=1).astype(jnp.int8)
+  best = flat[idx[:, 0]]
+  for i in range(1, idx.shape[1]):
+    best = jnp.maximum(best, flat[idx[:, i]])
+  return best, None
 
 
 def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
