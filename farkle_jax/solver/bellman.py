@@ -165,41 +165,68 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
     t_max bank into the goal); farkle [k]: probability of a farkle.
   """
   k = rows.shape[-1]
-  targets = jnp.concatenate([g.rows.reshape(-1) for g in roll.groups])
-  # The score set of each option and its place among the set's options.
-  owner = np.concatenate([np.repeat(np.arange(g.rows.shape[0]),
-                                    g.rows.shape[1]) for g in roll.groups])
-  owner += np.repeat(np.cumsum([0] + [g.rows.shape[0] for g in roll.groups])
-                     [:-1], [g.rows.size for g in roll.groups])
-  place = np.concatenate([np.tile(np.arange(g.rows.shape[1]), g.rows.shape[0])
-                          for g in roll.groups])
-  mass = jnp.zeros(((layout.num_rows + 1) * N_DICE, k), rows.dtype)
-  mass = mass.at[N_DICE - 1].set(1.0)
+  sets = chosen.shape[1]
+  option = _OptionSources.of(roll)
+  # Each row gathers what reaches it from the rows below (a pull): the same
+  # sums as adding every option's share into its target row, without a
+  # scatter, which XLA's CPU backend runs element by element.
+  rolled = jnp.zeros(((layout.num_rows + 1) * N_DICE, k), rows.dtype)
+  start = jnp.zeros((N_DICE, k), rows.dtype).at[N_DICE - 1].set(1.0)
+  flat_chosen = chosen.reshape(-1, k)
 
   def body(t, carry):
-    mass, bank, farkle = carry
-    here = jax.lax.dynamic_slice_in_dim(mass, t * N_DICE, N_DICE)   # [6, k]
+    rolled, bank, farkle = carry
+    source = t - option.rows                                        # [O]
+    valid = source >= 0
+    source = jnp.maximum(source, 0)
+    taken = flat_chosen[source * sets + option.set] == option.place[:, None]
+    share = jnp.where(valid[:, None] & taken,
+                      option.weight[:, None]
+                      * rolled[source * N_DICE + option.dice], 0)   # [O, k]
+    here = jnp.dot(option.lands, share,
+                   precision=jax.lax.Precision.HIGHEST)             # [6, k]
+    here = jnp.where(t == 0, start, here)
     value = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)    # [6, k]
     banked = 1 - padded[bank_base + t * layout.bank_stride]
     banks = (t >= layout.bank_min) & (banked[None] >= value)
     bank = bank.at[t].set(jnp.where(banks, here, 0).sum(axis=0))
-    rolled = jnp.where(banks, 0, here)
-    farkle = farkle + jnp.dot(roll.farkle_prob, rolled,
+    out = jnp.where(banks, 0, here)
+    farkle = farkle + jnp.dot(roll.farkle_prob, out,
                               precision=jax.lax.Precision.HIGHEST)
-    share = jnp.dot(roll.set_weight.T, rolled,
-                    precision=jax.lax.Precision.HIGHEST)            # [R, k]
-    best = jax.lax.dynamic_index_in_dim(chosen, t, keepdims=False)  # [R, k]
-    pick = best[owner] == place[:, None]                            # [O, k]
-    # Every key shares the option rows: add whole rows, zero where the
-    # option is not the key's choice.
-    mass = mass.at[layout.reached_offset(t, targets, jnp)].add(
-        jnp.where(pick, share[owner], 0))
-    return mass, bank, farkle
+    rolled = jax.lax.dynamic_update_slice_in_dim(rolled, out, t * N_DICE, 0)
+    return rolled, bank, farkle
 
   bank = jnp.zeros((layout.num_rows + 1, k), rows.dtype)
   _, bank, farkle = jax.lax.fori_loop(
-      0, top + 1, body, (mass, bank, jnp.zeros((k,), rows.dtype)))
+      0, top + 1, body, (rolled, bank, jnp.zeros((k,), rows.dtype)))
   return bank, farkle
+
+
+class _OptionSources(NamedTuple):
+  """Every option of every score set, as the forward pass reads it."""
+  rows: jax.Array    # [O] int32 rows (points) the option adds
+  dice: jax.Array    # [O] int32 dice index (n - 1) of its score set
+  set: jax.Array     # [O] int32 its score set, in the order of the picks
+  place: jax.Array   # [O] int8 its place among the set's options
+  weight: jax.Array  # [O] probability of its score set
+  lands: jax.Array   # [6, O] one-hot dice index of the state it leads to
+
+  @classmethod
+  def of(cls, roll: RollArrays) -> "_OptionSources":
+    groups = roll.groups
+    offset = jnp.concatenate([g.rows.reshape(-1) for g in groups])
+    owner = np.concatenate([np.repeat(np.arange(g.rows.shape[0]),
+                                      g.rows.shape[1]) for g in groups])
+    owner += np.repeat(np.cumsum([0] + [g.rows.shape[0] for g in groups])
+                       [:-1], [g.rows.size for g in groups])
+    place = np.concatenate([np.tile(np.arange(g.rows.shape[1]),
+                                    g.rows.shape[0]) for g in groups])
+    dice = jnp.argmax(roll.set_weight > 0, axis=0)[owner]
+    lands = (offset % N_DICE)[None] == jnp.arange(N_DICE)[:, None]
+    return cls(rows=offset // N_DICE, dice=dice, set=jnp.asarray(owner),
+               place=jnp.asarray(place, jnp.int8),
+               weight=roll.set_weight.sum(axis=0)[owner],
+               lands=lands.astype(roll.set_weight.dtype))
 
 
 def turn_values(w0: jax.Array, keys: np.ndarray, layout: StateLayout,
