@@ -13,8 +13,9 @@ what the method counts itself), XLA's footprint of the compiled chunk, the
 process's peak host memory and the device's peak memory where it reports
 one. `--json OUT` writes the same per method. The last method
 listed is the baseline of the speed-up ratios; all methods must agree.
-`ordered-plain` is the ordered method without its Newton correction
-(`--config.solver.newton=False`), for comparison.
+`ordered-newton` and `ordered-plain` are the ordered method with and without
+its Newton step (`--config.solver.newton=True|False`; `ordered` takes the
+config's setting).
 Config fields can be overridden like the solver's, e.g.
 `--config.rules.goal=2000`.
 """
@@ -51,7 +52,8 @@ def cpu_name() -> str:
   return platform.processor() or "unknown CPU"
 
 
-VARIANTS = {"ordered-plain": {"method": "ordered", "newton": False}}
+VARIANTS = {"ordered-plain": {"method": "ordered", "newton": False},
+            "ordered-newton": {"method": "ordered", "newton": True}}
 
 
 def run_method(layout, roll, settings, label):

@@ -167,16 +167,21 @@ def test_where_to_roll_script_writes_its_outputs(tmp_path):
     assert os.path.getsize(tmp_path / name) > 0
 
 
-def test_sweep_cost_script_times_both_variants():
+def test_sweep_cost_script_times_both_variants_and_the_parts():
   out = subprocess.run(
       [sys.executable, "experiments/sweep_cost.py", "--config",
-       "configs/tiny.py:facebook", "--config.rules.goal=600", "--sweeps=1"],
+       "configs/tiny.py:facebook", "--config.rules.goal=600", "--sweeps=1",
+       "--parts"],
       cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
   assert out.returncode == 0, out.stderr[-2000:]
   lines = out.stdout.splitlines()
   assert "goal=600" in lines[0]
-  for name, line in zip(("ordered-plain", "ordered"), lines[1:]):
-    assert line.split()[0] == name and float(line.split()[1]) > 0
+  names = ("ordered-plain", "ordered-newton", "without the forward pass",
+           "without store, correction")
+  assert len(lines) == 1 + len(names)
+  for name, line in zip(names, lines[1:]):
+    assert line.strip().startswith(name)
+    assert float(line.split("s per sweep")[0].split()[-1]) > 0
     assert "1 sweeps" in line
 
 
@@ -184,7 +189,7 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   out = subprocess.run(
       [sys.executable, "experiments/benchmark.py", "--config",
        "configs/tiny.py:facebook", "--max_sweeps=100",
-       "--methods=wavefront,ordered-plain,ordered,value_iteration",
+       "--methods=wavefront,ordered-plain,ordered-newton,value_iteration",
        "--json", str(tmp_path / "b.json"),
        "--config.rules.goal=600", "--config.solver.tol=1e-12"], cwd=ROOT,
       capture_output=True, text=True,
@@ -194,9 +199,9 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   assert "configs/tiny.py:facebook" in lines[0]
   assert "goal=600" in lines[0] and "tol 1e-12" in lines[0]
   rows = {line.split()[0]: line.split() for line in lines
-          if line.split()[0] in ("ordered", "ordered-plain", "value_iteration",
-                                 "wavefront")}
-  assert set(rows) == {"ordered", "ordered-plain", "value_iteration",
+          if line.split()[0] in ("ordered-newton", "ordered-plain",
+                                 "value_iteration", "wavefront")}
+  assert set(rows) == {"ordered-newton", "ordered-plain", "value_iteration",
                        "wavefront"}
   for r in rows.values():
     assert 0 < int(r[1]) < 100         # converged before the sweep limit
@@ -212,9 +217,9 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
     assert r["max_abs_diff_from_baseline"] < 1e-10
   # The Newton correction saves sweeps; the wavefront's few large steps
   # against the ordered method's many.
-  assert by["ordered"]["sweeps"] < by["ordered-plain"]["sweeps"]
+  assert by["ordered-newton"]["sweeps"] < by["ordered-plain"]["sweeps"]
   assert (by["wavefront"]["dependent_steps_per_sweep"] * 10
-          < by["ordered"]["dependent_steps_per_sweep"])
+          < by["ordered-plain"]["dependent_steps_per_sweep"])
 
 
 def test_strategy_report_script_writes_its_outputs(tmp_path):

@@ -41,12 +41,15 @@ def test_an_empty_body_still_takes_a_step():
 
 
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
-@pytest.mark.parametrize("method", ["ordered", "wavefront", "value_iteration"])
+@pytest.mark.parametrize("method", ["ordered", "ordered-newton", "wavefront",
+                                    "value_iteration"])
 def test_each_method_counts_its_steps_as_its_loops_run(name, method):
   rules = (rules_lib.facebook(floor=-250, goal=750) if name == "facebook"
            else rules_lib.minimal(goal=600))
   layout = StateLayout(rules, chunk_keys=256)
-  m = methods.build(layout, roll_tables.build(rules), settings(method=method))
+  chosen = settings(method=method.split("-")[0],
+                    newton=method.endswith("newton"))
+  m = methods.build(layout, roll_tables.build(rules), chosen)
   state = m.init()
   for _ in range(2):  # the first sweep of the ordered method differs
     read = loop_steps.count(m.sweep, state, m.tables)

@@ -100,11 +100,11 @@ def test_floor_hints_stay_on_the_score_step():
 
 def test_newton_step_memory_is_counted_and_its_absence_hinted():
   layout = StateLayout(rules_lib.facebook())
-  with_step = memory.footprint(layout, "ordered", "float64")
-  without = memory.footprint(layout, "ordered-plain", "float64")
+  with_step = memory.footprint(layout, "ordered-newton", "float64")
+  without = memory.footprint(layout, "ordered", "float64")
   assert (with_step.device - without.device
           >= newton.buffer_bytes(layout))  # the exit buffer at least
   limit = (without.host + without.device + 2**26) / 2**30
   with pytest.raises(memory.MemoryRefused, match="solver.newton=False"):
-    memory.check_solve(layout, "ordered", "float64", limit)
-  memory.check_solve(layout, "ordered-plain", "float64", limit)
+    memory.check_solve(layout, "ordered-newton", "float64", limit)
+  memory.check_solve(layout, "ordered", "float64", limit)

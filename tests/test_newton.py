@@ -10,8 +10,8 @@ import reference
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import bellman, newton
-from test_ordered import GAMES, _solve, settings
+from farkle_jax.solver import bellman, methods, newton
+from test_ordered import GAMES, settings
 
 RULES = rules_lib.facebook(floor=-500, goal=1500)
 
@@ -86,18 +86,17 @@ def test_exit_buffer_keeps_every_bank_a_key_can_make():
 
 def test_newton_sweeps_reach_the_reference_in_fewer_sweeps():
   rules = GAMES["facebook"]
-  fast, fast_sweeps = _solve("ordered", rules)
-  plain, plain_sweeps = _solve_plain(rules)
+  fast, fast_sweeps = _solve_ordered(rules, newton=True)
+  plain, plain_sweeps = _solve_ordered(rules, newton=False)
   ref, _ = reference.solve("facebook", 1000, -500)
   np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
   np.testing.assert_allclose(plain, ref, rtol=0, atol=1e-12)
   assert fast_sweeps <= 5 < plain_sweeps
 
 
-def _solve_plain(rules):
-  from farkle_jax.solver import methods
+def _solve_ordered(rules, newton: bool):
   layout = StateLayout(rules, chunk_keys=512)
-  s = settings(method="ordered", tol=1e-15, newton=False)
+  s = settings(method="ordered", tol=1e-15, newton=newton)
   chunk = methods.compile_chunk(
       methods.build(layout, roll_tables.build(rules), s), s)
   out = chunk.run(chunk.method.init(), float("inf"), 200)

@@ -162,8 +162,8 @@ def _check_backend(rules: Rules, layout: StateLayout, settings: Settings
 def _plan_memory(layout: StateLayout, settings: Settings,
                  compiled_bytes: int | None) -> int:
   method = settings.method
-  if method == "ordered" and not settings.newton:
-    method = "ordered-plain"  # no exit tables
+  if method == "ordered" and settings.newton:
+    method = "ordered-newton"  # with the exit tables
   need = memory.check_solve(layout, method, settings.dtype,
                             settings.memory_limit_gb, compiled_bytes)
   logging.info("memory estimate %.2f GB (%s)", need / 2**30,

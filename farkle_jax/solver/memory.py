@@ -148,10 +148,10 @@ def wavefront_bytes(layout: StateLayout, dtype: str = "float64") -> int:
 
 def footprint(layout: StateLayout, method: str, dtype: str) -> Footprint:
   """A run's footprint from the sizes alone, before anything is built
-  (`ordered-plain`: the ordered method without its Newton step)."""
-  device = {"ordered": ordered_bytes, "wavefront": wavefront_bytes,
-            "value_iteration": full_state_bytes,
-            "ordered-plain": lambda lay, dt: ordered_bytes(lay, dt, False),
+  (`ordered-newton`: the ordered method with its Newton step)."""
+  device = {"ordered": lambda lay, dt: ordered_bytes(lay, dt, False),
+            "wavefront": wavefront_bytes, "value_iteration": full_state_bytes,
+            "ordered-newton": ordered_bytes,
             }[method](layout, dtype)
   host = HOST_BYTES_PER_KEY[method.split("-")[0]]
   return Footprint(RUNTIME_BYTES + host * layout.num_keys, device)
@@ -170,8 +170,8 @@ def solve_hints(layout: StateLayout, method: str, dtype: str,
   hints = []
   if not method.startswith("ordered") and fits(layout, "ordered", dtype):
     hints.append("solver.method='ordered' (start-of-turn values only)")
-  elif method != "ordered-plain" and fits(layout, "ordered-plain", dtype):
-    hints.append("solver.method='ordered' with solver.newton=False")
+  elif method == "ordered-newton" and fits(layout, "ordered", dtype):
+    hints.append("solver.newton=False")
   if dtype == "float64" and fits(layout, method, "float32"):
     hints.append("solver.dtype='float32' with solver.tol >= 1e-6 (about "
                  "1e-7 accuracy)")
