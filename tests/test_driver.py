@@ -19,13 +19,16 @@ MAIN = [sys.executable, "-m", "farkle_jax.main",
         "--config.checkpoint.every=1", "--config.solver.sweeps_per_call=1"]
 
 
-def _main(workdir, method):
+def _main(workdir, method, devices: int = 1):
   os.makedirs(workdir, exist_ok=True)
   log = open(os.path.join(workdir, "log.txt"), "a")
+  env = dict(os.environ)
+  if devices > 1:  # forced host devices: a CPU mesh of that size
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
+                        f" --xla_force_host_platform_device_count={devices}")
   return subprocess.Popen(MAIN + [f"--workdir={workdir}",
                                   f"--config.solver.method={method}"], cwd=ROOT,
-                          stdout=log, stderr=subprocess.STDOUT,
-                          env=dict(os.environ))
+                          stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
 def _steps(workdir):
@@ -33,13 +36,17 @@ def _steps(workdir):
   return [int(x) for x in os.listdir(d) if x.isdigit()] if os.path.isdir(d) else []
 
 
-@pytest.mark.parametrize("method,kill_at", [("value_iteration", 10),
-                                            ("ordered", 4)])
+@pytest.mark.parametrize("method,kill_at,devices", [
+    ("value_iteration", 10, (1, 1)), ("ordered", 4, (1, 1)),
+    ("ordered", 4, (1, 4)), ("ordered", 4, (4, 1)), ("ordered", 4, (4, 2))],
+    ids=lambda x: f"{x[0]}to{x[1]}" if isinstance(x, tuple) else None)
 def test_resume_after_sigkill_gives_identical_values(tmp_path, method,
-                                                     kill_at):
+                                                     kill_at, devices):
+  """Killed on devices[0] devices, resumed on devices[1]: the values of an
+  uninterrupted one-device run, bit for bit."""
   whole, killed = str(tmp_path / "whole"), str(tmp_path / "killed")
   assert _main(whole, method).wait(timeout=300) == 0
-  proc = _main(killed, method)
+  proc = _main(killed, method, devices[0])
   deadline = time.time() + 240
   while max(_steps(killed), default=0) < kill_at:
     assert proc.poll() is None, "run finished before it could be killed"
@@ -48,7 +55,7 @@ def test_resume_after_sigkill_gives_identical_values(tmp_path, method,
   proc.send_signal(signal.SIGKILL)
   proc.wait()
   assert not os.path.exists(os.path.join(killed, "summary.json"))
-  assert _main(killed, method).wait(timeout=300) == 0
+  assert _main(killed, method, devices[1]).wait(timeout=300) == 0
   resumed = json.load(open(os.path.join(killed, "summary.json")))
   base = json.load(open(os.path.join(whole, "summary.json")))
   assert resumed["resumed_from"] >= kill_at

@@ -205,6 +205,9 @@ class CompiledChunk(NamedTuple):
 
   def run(self, state: State, residual: float, limit: int) -> Progress:
     """Runs up to `limit` sweeps (fewer once the change is below tol)."""
+    # A restored or freshly made state may sit on one device while the
+    # chunk was compiled for the mesh: move it (a no-op when it is there).
+    state = jax.device_put(state, self.compiled.input_shardings[0][0])
     out = self.compiled(state, jnp.asarray(residual, self.dtype),
                         jnp.asarray(limit, jnp.int32),
                         jnp.asarray(self.tol, self.dtype), self.method.tables)
