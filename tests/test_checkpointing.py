@@ -1,4 +1,9 @@
-"""Checkpoints: float64 round trip, refusal of another model's checkpoint."""
+"""Checkpoints: float64 round trip, refusal of another model's checkpoint,
+restore into the compiled sharding."""
+
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -36,3 +41,41 @@ def test_mismatched_model_is_refused(tmp_path):
   with pytest.raises(checkpointing.CheckpointMismatch,
                      match=r"rules.floor: checkpoint -2500, this run -3000"):
     other.restore(_like(x))
+
+
+ON_FOUR_DEVICES = """
+import sys
+import jax
+jax.config.update("jax_num_cpu_devices", 4)
+import numpy as np, farkle_jax
+from farkle_jax.game import roll_tables, rules as R
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import checkpointing, configuration, methods
+from configs import tiny
+rules, s = configuration.check(tiny.get_config("facebook"))
+chunk = methods.compile_chunk(methods.build(
+    StateLayout(rules, s.chunk_keys), roll_tables.build(rules), s), s)
+target = chunk.checkpoint_target()["vector"]
+assert len(target.sharding.device_set) == 4, target.sharding
+saved = jax.device_put(chunk.method.init()[0], jax.devices()[0])
+ck = checkpointing.Checkpoints(sys.argv[1], {"rules": "tiny"})
+ck.save(1, {"vector": saved})
+ck.close()
+_, state, _ = checkpointing.Checkpoints(sys.argv[1], {"rules": "tiny"}).restore(
+    chunk.checkpoint_target())
+assert state["vector"].sharding.is_equivalent_to(target.sharding, 1), \\
+    state["vector"].sharding
+assert np.array_equal(np.asarray(state["vector"]), np.asarray(saved))
+print("restored onto", len(state["vector"].sharding.device_set), "devices")
+"""
+
+
+def test_restore_lands_in_the_sharding_the_chunk_was_compiled_for(tmp_path):
+  """Saved from one device, restored straight onto a 4-device mesh."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  out = subprocess.run([sys.executable, "-c", ON_FOUR_DEVICES,
+                        str(tmp_path / "ck")], cwd=root,
+                       env={**os.environ}, capture_output=True, text=True,
+                       timeout=600)
+  assert out.returncode == 0, out.stderr[-3000:]
+  assert "restored onto 4 devices" in out.stdout

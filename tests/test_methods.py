@@ -1,4 +1,9 @@
-"""The methods' interface: the residual each reports is the norm it names."""
+"""The methods' interface: the residual each reports is the norm it names;
+every method split over several devices gives one device's values."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -51,3 +56,46 @@ def test_auto_is_the_wavefront_on_accelerators_and_ordered_on_cpus():
   assert methods.resolve("auto", "tpu") == "wavefront"
   assert methods.resolve("value_iteration", "gpu") == "value_iteration"
   assert methods.resolve("auto") == "ordered"  # the tests run on a CPU
+
+
+ON_FOUR_DEVICES = """
+import sys
+import jax
+jax.config.update("jax_num_cpu_devices", 4)
+import numpy as np, farkle_jax
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import methods
+sys.path.insert(0, "tests")
+from test_methods import RULES, settings
+out = {}
+for name in ("value_iteration", "wavefront", "ordered"):
+  s = settings(method=name, tol=1e-15)
+  chunk = methods.compile_chunk(methods.build(
+      StateLayout(RULES, chunk_keys=256), roll_tables.build(RULES), s), s)
+  spread = jax.tree.leaves(chunk.compiled.input_shardings[0][0])[0]
+  assert len(spread.device_set) == 4, (name, spread)
+  done = chunk.run(chunk.method.init(), float("inf"), 200)
+  out[name] = chunk.method.start_values(done.state)
+np.savez(sys.argv[1], **out)
+"""
+
+
+def test_every_method_on_four_devices_equals_one_device(tmp_path):
+  """Each method split over 4 forced CPU devices: the one-device values,
+  bit for bit (value iteration splits its chunks, the wavefront its slots,
+  the ordered method its sub-batches)."""
+  path = str(tmp_path / "w0.npz")
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  run = subprocess.run([sys.executable, "-c", ON_FOUR_DEVICES, path],
+                       cwd=root, env={**os.environ}, capture_output=True,
+                       text=True, timeout=900)
+  assert run.returncode == 0, run.stderr[-3000:]
+  sharded = np.load(path)
+  for name in ("value_iteration", "wavefront", "ordered"):
+    s = settings(method=name, tol=1e-15)
+    chunk = methods.compile_chunk(methods.build(
+        StateLayout(RULES, chunk_keys=256), roll_tables.build(RULES), s), s)
+    done = chunk.run(chunk.method.init(), float("inf"), 200)
+    np.testing.assert_array_equal(sharded[name],
+                                  chunk.method.start_values(done.state))

@@ -178,6 +178,7 @@ class Checkpoints:
 
 
 def _sharding(x) -> jax.sharding.Sharding:
-  if isinstance(x, jax.Array):
+  """Where a restored array goes: like's own sharding, else device 0."""
+  if getattr(x, "sharding", None) is not None:
     return x.sharding
   return jax.sharding.SingleDeviceSharding(jax.devices()[0])

@@ -187,7 +187,7 @@ def _restore(ckpt: checkpointing.Checkpoints, chunk: methods.CompiledChunk,
   """The progress of the latest checkpoint, or a fresh start."""
   method = chunk.method
   restored = ckpt.restore(
-      {**method.checkpoint_shape,
+      {**chunk.checkpoint_target(),
        "iteration": jax.ShapeDtypeStruct((), jnp.int64),
        "residual": jax.ShapeDtypeStruct((), jnp.dtype(settings.dtype))},
       check=lambda saved: _check_saved(saved, method))

@@ -38,6 +38,8 @@ class Method(NamedTuple):
   tables: Any               # device tables, an argument of the compiled chunk
   state_shape: Any          # pytree of ShapeDtypeStruct, like the state
   checkpoint_shape: dict    # {name: ShapeDtypeStruct} of what is saved
+  checkpoint_slot: dict     # {name: index} of the state entry it is saved
+                            #   from (its restore takes that entry's sharding)
   # (state, tables) -> (state, residual [], work [] in sweeps of all states,
   #                    dependent loop steps [] of the sweep)
   sweep: Callable[[State, Any], tuple[State, jax.Array, jax.Array,
@@ -79,24 +81,29 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
   """
   dtype, relative = jnp.dtype(settings.dtype), settings.norm == "relative"
   w0_shape = jax.ShapeDtypeStruct(layout.key_shape, dtype)
+  mesh = ordered.make_mesh()
+  chunks = value_iteration.padded_chunks(layout, mesh.size)
 
   def sweep(state, tables):
     values, w0, _ = state
-    values, res = value_iteration.sweep(values, w0, tables, layout, relative)
+    values, res = value_iteration.sweep(values, w0, tables, layout, relative,
+                                        mesh)
     return ((values, layout.start_values(values), w0), res,
-            jnp.ones_like(res), value_iteration.loop_steps(tables))
+            jnp.ones_like(res), value_iteration.loop_steps(tables, mesh.size))
 
   def fresh_values(w0):
-    values = value_iteration.initial_values(layout, settings.init_value, dtype)
+    values = value_iteration.initial_values(layout, settings.init_value, dtype,
+                                            mesh.size)
     w0 = layout.start_values(values) if w0 is None else w0
     return (values, w0, jnp.copy(w0))  # distinct buffers: all are donated
 
   return Method(
       name="value_iteration", state_format="w0-read-by-last-sweep/v1",
-      tables=value_iteration.build_tables(layout, roll, dtype),
-      state_shape=(jax.ShapeDtypeStruct(layout.value_shape, dtype),
-                   w0_shape, w0_shape),
+      tables=value_iteration.build_tables(layout, roll, dtype, mesh.size),
+      state_shape=(jax.ShapeDtypeStruct((chunks,) + layout.value_shape[1:],
+                                        dtype), w0_shape, w0_shape),
       checkpoint_shape={"w0_source": w0_shape},
+      checkpoint_slot={"w0_source": 2},
       sweep=sweep, init=lambda: fresh_values(None),
       to_checkpoint=lambda state: {"w0_source": state[2]},
       from_checkpoint=lambda saved, one_sweep: one_sweep(
@@ -121,6 +128,7 @@ def _vector_method(name: str, layout: StateLayout, settings: Settings,
       name=name, state_format="padded-w0-vector/v1", tables=tables,
       state_shape=(vector_shape, jax.ShapeDtypeStruct((), jnp.bool_)),
       checkpoint_shape={"vector": vector_shape},
+      checkpoint_slot={"vector": 0},
       sweep=sweep, init=init,
       to_checkpoint=lambda state: {"vector": state[0]},
       from_checkpoint=lambda saved, _: (saved["vector"],
@@ -157,9 +165,10 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
   roll_arrays = bellman.roll_arrays(roll, jnp.dtype(settings.dtype))
   tables, plan = wavefront.build(layout, roll_arrays,
                                  settings.norm == "relative")
+  mesh = ordered.make_mesh()
 
   def sweep(state, tables):
-    vector, res = wavefront.sweep(state[0], *tables, plan)
+    vector, res = wavefront.sweep(state[0], *tables, plan, mesh)
     return ((vector, jnp.zeros((), jnp.bool_)), res,
             jnp.ones((), jnp.float64), jnp.asarray(plan.steps, jnp.int64))
 
@@ -218,6 +227,16 @@ class CompiledChunk(NamedTuple):
 
   def one_sweep(self, state: State) -> State:
     return self.run(state, math.inf, 1).state
+
+  def checkpoint_target(self) -> dict[str, jax.ShapeDtypeStruct]:
+    """What a checkpoint restores into: each saved array's shape and dtype
+    with the sharding this chunk was compiled for, whatever device count
+    the checkpoint was written on."""
+    state = self.compiled.input_shardings[0][0]
+    return {name: jax.ShapeDtypeStruct(
+        shape.shape, shape.dtype,
+        sharding=state[self.method.checkpoint_slot[name]])
+            for name, shape in self.method.checkpoint_shape.items()}
 
 
 def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:

@@ -36,6 +36,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import bellman
@@ -216,12 +217,15 @@ def _finish_group(vector, step, new, slope, tables: WaveTables,
 
 
 def sweep(vector: jax.Array, tables: WaveTables, roll: bellman.RollArrays,
-          plan: WavePlan) -> tuple[jax.Array, jax.Array]:
+          plan: WavePlan, mesh: Mesh | None = None
+          ) -> tuple[jax.Array, jax.Array]:
   """One wavefront sweep: every key's turn pass, `plan.steps` steps.
 
   Args:
     vector: [V] padded W0 (donate it).
     tables: schedule and index tables; roll: roll tables; plan: sizes.
+    mesh: devices over which the slots are split (XLA places the
+      exchanges: each step's finishing keys read their slots' new rows).
 
   Returns:
     The new vector and the largest change of any start value (absolute or
@@ -232,8 +236,15 @@ def sweep(vector: jax.Array, tables: WaveTables, roll: bellman.RollArrays,
   slot_index = jnp.arange(A)
   write = StateLayout.turn_offset(0, jnp.arange(1, N_DICE + 1))  # [6]
 
+  def split(x):
+    if mesh is None or mesh.size == 1:
+      return x
+    return jax.lax.with_sharding_constraint(
+        x, NamedSharding(mesh, P("batch", *(None,) * (x.ndim - 1))))
+
   def step(tau, carry):
     vector, ring, tangent, pointer = carry
+    ring, tangent, pointer = split(ring), split(tangent), split(pointer)
     key = tables.slot_keys[slot_index, pointer]
     done = tables.finish[key] < tau
     pointer = jnp.minimum(pointer + done, tables.slot_keys.shape[1] - 1)
@@ -253,10 +264,11 @@ def sweep(vector: jax.Array, tables: WaveTables, roll: bellman.RollArrays,
     return vector, ring, tangent, pointer
 
   old = vector
-  ring = jnp.zeros((A, rows * N_DICE), vector.dtype)
+  ring = split(jnp.zeros((A, rows * N_DICE), vector.dtype))
   vector, *_ = jax.lax.fori_loop(
       0, plan.steps, step,
-      (vector, ring, jnp.zeros_like(ring), jnp.zeros((A,), jnp.int32)))
+      (vector, ring, split(jnp.zeros_like(ring)),
+       split(jnp.zeros((A,), jnp.int32))))
   delta = jnp.abs(vector - old)[:-1]
   if plan.relative:
     delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
