@@ -108,3 +108,39 @@ def test_newton_step_memory_is_counted_and_its_absence_hinted():
   with pytest.raises(memory.MemoryRefused, match="solver.newton=False"):
     memory.check_solve(layout, "ordered-newton", "float64", limit)
   memory.check_solve(layout, "ordered", "float64", limit)
+
+
+def test_split_methods_need_less_on_each_of_more_devices():
+  layout = StateLayout(rules_lib.facebook())
+  for method in ("value_iteration", "wavefront"):
+    one, four = (memory.footprint(layout, method, "float64", n).device
+                 for n in (1, 4))
+    assert four < one / 2, method
+  # The ordered method keeps its whole state on every device.
+  assert (memory.footprint(layout, "ordered", "float64", 4).device
+          == memory.footprint(layout, "ordered", "float64", 1).device)
+
+
+def test_refusal_on_an_accelerator_names_the_devices_that_would_fit():
+  layout = StateLayout(rules_lib.facebook(floor=-10_000))
+  per_device = 16 * 2**30
+  need = memory.footprint(layout, "value_iteration", "float64").device
+  assert need > 2 * per_device  # tens of GB on one device
+  n = memory.devices_that_fit(layout, "value_iteration", "float64",
+                              per_device)
+  assert n >= need // per_device  # the values split, the rest does not
+  assert (memory.footprint(layout, "value_iteration", "float64", n).device
+          <= per_device
+          < memory.footprint(layout, "value_iteration", "float64",
+                             n - 1).device)
+  with pytest.raises(memory.MemoryRefused) as e:
+    memory.check_solve(layout, "value_iteration", "float64", 16.0,
+                       devices=1, shared=False)
+  assert f"{n} devices of 16.0 GB (this run has 1)" in str(e.value)
+  memory.check_solve(layout, "value_iteration", "float64", 16.0, devices=n,
+                     shared=False)
+  # Devices that share the host's memory do not add any.
+  with pytest.raises(memory.MemoryRefused) as e:
+    memory.check_solve(layout, "value_iteration", "float64", 16.0,
+                       devices=n, shared=True)
+  assert "devices of" not in str(e.value)

@@ -166,7 +166,8 @@ def _plan_memory(layout: StateLayout, settings: Settings,
     method = "ordered-newton"  # with the exit tables
   need = memory.check_solve(layout, method, settings.dtype,
                             settings.memory_limit_gb, compiled_bytes)
-  logging.info("memory estimate %.2f GB (%s)", need / 2**30,
+  logging.info("memory estimate %.2f GB over %d device(s) (%s)",
+               need / 2**30, jax.device_count(),
                "from the sizes" if compiled_bytes is None
                else "with the compiled chunk")
   return need

@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import newton, ordered, wavefront
+from farkle_jax.solver import newton, ordered, value_iteration, wavefront
 
 RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
 BYTES = {"float64": 8, "float32": 4}
@@ -95,12 +95,13 @@ def analysis_bytes(layout: StateLayout) -> int:
 
 
 def full_state_bytes(layout: StateLayout, dtype: str = "float64",
-                     width: int = 8, sets: int = 256) -> int:
-  """Peak device bytes of a value-iteration sweep: the value array twice
-  (XLA keeps the previous one while writing), the start values, the index
-  tables and one turn step's temporaries."""
+                     width: int = 8, sets: int = 256, devices: int = 1) -> int:
+  """Peak bytes on each device of a value-iteration sweep: its share of the
+  value array twice (XLA keeps the previous one while writing), the start
+  values, the index tables and one turn step's temporaries."""
   size = BYTES[dtype]
-  values = int(np.prod(layout.value_shape, dtype=np.float64)) * size
+  chunks = value_iteration.padded_chunks(layout, devices) // devices
+  values = chunks * int(np.prod(layout.value_shape[1:])) * size
   keys = (layout.num_keys * size * 4
           + layout.num_chunks * layout.chunk_keys * 16)
   step = 3 * sets * width * layout.chunk_keys * size
@@ -133,11 +134,13 @@ RING_ROWS = 128
 OPTIONS_PER_ROW = 1024
 
 
-def wavefront_bytes(layout: StateLayout, dtype: str = "float64") -> int:
-  """Peak device bytes of a wavefront sweep: the padded start vector, the
-  per-key and per-step tables, and each slot's rings and temporaries."""
+def wavefront_bytes(layout: StateLayout, dtype: str = "float64",
+                    devices: int = 1) -> int:
+  """Peak bytes on each device of a wavefront sweep: the padded start
+  vector, the per-key and per-step tables, and its share of the slots'
+  rings and temporaries."""
   size = BYTES[dtype]
-  slots = wavefront.slot_count(layout)
+  slots = -(-wavefront.slot_count(layout) // devices)
   rows = min(RING_ROWS, layout.num_rows + 1)
   per_slot = 2 * rows * 6 * size + OPTIONS_PER_ROW * (2 * size + 4) + 64
   groups = layout.num_scores * layout.num_farkle ** 2 * 12 * (
@@ -146,21 +149,44 @@ def wavefront_bytes(layout: StateLayout, dtype: str = "float64") -> int:
           + slots * per_slot)
 
 
-def footprint(layout: StateLayout, method: str, dtype: str) -> Footprint:
+def footprint(layout: StateLayout, method: str, dtype: str,
+              devices: int = 1) -> Footprint:
   """A run's footprint from the sizes alone, before anything is built
-  (`ordered-newton`: the ordered method with its Newton step)."""
-  device = {"ordered": lambda lay, dt: ordered_bytes(lay, dt, False),
-            "wavefront": wavefront_bytes, "value_iteration": full_state_bytes,
-            "ordered-newton": ordered_bytes,
-            }[method](layout, dtype)
+  (`ordered-newton`: the ordered method with its Newton step); `device` is
+  per device of a mesh of `devices` (the ordered method keeps its whole
+  state on every device, the others split theirs)."""
+  device = {
+      "ordered": lambda: ordered_bytes(layout, dtype, False),
+      "ordered-newton": lambda: ordered_bytes(layout, dtype),
+      "wavefront": lambda: wavefront_bytes(layout, dtype, devices),
+      "value_iteration": lambda: full_state_bytes(layout, dtype,
+                                                  devices=devices),
+  }[method]()
   host = HOST_BYTES_PER_KEY[method.split("-")[0]]
   return Footprint(RUNTIME_BYTES + host * layout.num_keys, device)
 
 
-def _fits(fp: Footprint, limits: tuple[int, int], shared: bool) -> bool:
-  if shared:  # a CPU backend: host and device memory are the same
-    return fp.host + fp.device <= limits[0]
+def _fits(fp: Footprint, limits: tuple[int, int], shared: bool,
+          devices: int = 1) -> bool:
+  if shared:  # a CPU backend: its devices share the host's memory
+    return fp.host + devices * fp.device <= limits[0]
   return fp.host <= limits[0] and fp.device <= limits[1]
+
+
+def devices_that_fit(layout: StateLayout, method: str, dtype: str,
+                     per_device: int, most: int = 4096) -> int | None:
+  """The fewest devices of `per_device` bytes each over which `method`
+  fits, or None (the ordered method keeps its state whole on each)."""
+  if footprint(layout, method, dtype, most).device > per_device:
+    return None
+  low, high = 1, most  # footprint falls as devices grow
+  while low < high:
+    mid = (low + high) // 2
+    if footprint(layout, method, dtype, mid).device <= per_device:
+      high = mid
+    else:
+      low = mid + 1
+  return low
 
 
 def solve_hints(layout: StateLayout, method: str, dtype: str,
@@ -193,16 +219,22 @@ def solve_hints(layout: StateLayout, method: str, dtype: str,
 
 
 def check_solve(layout: StateLayout, method: str, dtype: str,
-                limit_gb: float | None, compiled_bytes: int | None = None
+                limit_gb: float | None, compiled_bytes: int | None = None,
+                devices: int | None = None, shared: bool | None = None
                 ) -> int:
   """The solve's footprint; MemoryRefused (with hints) if it cannot fit.
 
   Called twice: before anything is built, from the sizes alone
   (`footprint`), and after compiling with XLA's memory analysis of the
-  chunk (`compiled_bytes`) in place of the device estimate. The limit is
-  `limit_gb` when set (for host and device each), else the memory there.
+  chunk (`compiled_bytes`, per device) in place of the device estimate.
+  The limit is `limit_gb` when set (host, and each device), else the memory
+  there. `devices` (default: all visible) is the mesh the run splits over;
+  `shared` (default: on a CPU backend) that they share the host's memory.
+  On an accelerator a refusal names how many devices of the kind would fit.
   """
-  shared = jax.devices()[0].platform == "cpu"
+  devices = jax.device_count() if devices is None else devices
+  if shared is None:
+    shared = jax.devices()[0].platform == "cpu"
   if limit_gb is not None:
     limits = (int(limit_gb * 2**30),) * 2
     where = "memory_limit_gb"
@@ -211,21 +243,25 @@ def check_solve(layout: StateLayout, method: str, dtype: str,
     where = "available host memory" if shared else "available memory"
 
   def estimate(lay, meth, dt):
-    fp = footprint(lay, meth, dt)
+    fp = footprint(lay, meth, dt, devices)
     if compiled_bytes is not None and (lay, meth, dt) == (layout, method,
                                                           dtype):
       fp = fp._replace(device=compiled_bytes)
     return fp
 
   fp = estimate(layout, method, dtype)
-  if _fits(fp, limits, shared):
-    return fp.host + fp.device
+  if _fits(fp, limits, shared, devices):
+    return fp.host + devices * fp.device
   hints = solve_hints(layout, method, dtype,
-                      lambda *a: _fits(estimate(*a), limits, shared))
+                      lambda *a: _fits(estimate(*a), limits, shared, devices))
   if shared:
-    need, have = fp.host + fp.device, limits[0]
+    need, have = fp.host + devices * fp.device, limits[0]
   elif fp.host > limits[0]:
     need, have = fp.host, limits[0]
   else:
     need, have = fp.device, limits[1]
+    more = devices_that_fit(layout, method, dtype, limits[1])
+    if more is not None and more > devices:
+      hints.insert(0, f"{more} devices of {limits[1] / 2**30:.1f} GB "
+                   f"(this run has {devices})")
   return check(need, "this run", (have, where), hints)
