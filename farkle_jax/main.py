@@ -5,11 +5,13 @@ Config fields can be overridden on the command line, e.g.
 `--config.solver.tol=1e-10` or `--config.rules.floor=-3000`.
 """
 
+import sys
+
 from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
-from farkle_jax import command_line
+from farkle_jax import command_line, progress
 from farkle_jax.solver import checkpointing, driver, results
 
 _CONFIG = config_flags.DEFINE_config_file(
@@ -17,13 +19,24 @@ _CONFIG = config_flags.DEFINE_config_file(
 _WORKDIR = flags.DEFINE_string(
     "workdir", None, "Directory for checkpoints and results (resumed if it "
     "holds a checkpoint of the same model).")
+_PROGRESS = flags.DEFINE_enum(
+    "progress", "auto", ["auto", "bar", "log"],
+    "A progress bar with the ETA (bar), log lines only (log), or a bar when "
+    "the output is a terminal (auto).")
 
 
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
-  summary = driver.run(_CONFIG.value, _WORKDIR.value)
+  show = _PROGRESS.value == "bar" or (_PROGRESS.value == "auto"
+                                      and sys.stderr.isatty())
+  bar = progress.ResidualBar() if show else None
+  try:
+    summary = driver.run(_CONFIG.value, _WORKDIR.value, on_chunk=bar)
+  finally:
+    if bar is not None:
+      bar.close()
   print(f"first-player win probability: {summary['first_player_win']:.6f} "
         f"({'converged' if summary['converged'] else 'NOT converged'}: "
         f"{summary['iterations']} sweeps, {summary['norm']} max change "

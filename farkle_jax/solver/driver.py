@@ -12,7 +12,7 @@ import math
 import os
 import resource
 import time
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -42,6 +42,15 @@ class Progress(NamedTuple):
   resumed_from: int | None   # checkpoint step this process started from
 
 
+class ChunkReport(NamedTuple):
+  """What a progress display is told after each chunk of sweeps."""
+  iteration: int       # sweeps done
+  residual: float      # max change of the last sweep
+  tol: float           # the tolerance it must fall below
+  elapsed: float       # seconds since the run started
+  eta: str             # h:mm:ss to the tolerance at the recent rate, or ?
+
+
 class SolveFault(RuntimeError):
   """The solve produced values that break an invariant of the model."""
 
@@ -50,8 +59,13 @@ class NotConverged(RuntimeError):
   """The run stopped at max_iterations above its tolerance."""
 
 
-def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
+def run(config: ml_collections.ConfigDict, workdir: str,
+        on_chunk: Callable[[ChunkReport], None] | None = None
+        ) -> dict[str, Any]:
   """Solves the configured rules in `workdir` (resuming), writes results.
+
+  `on_chunk`, if given, is told where the run stands after each chunk of
+  sweeps (a progress bar, which then replaces the chunk's log line).
 
   Returns:
     The summary dict that is also written to workdir/summary.json.
@@ -92,13 +106,21 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
         keep=settings.checkpoint_keep)
     try:  # close waits for an asynchronous save, whatever happens
       progress = _restore(ckpt, chunk, settings)
-      progress = _iterate(progress, chunk, ckpt, layout, settings, start)
+      progress = _iterate(progress, chunk, ckpt, layout, settings, start,
+                          on_chunk)
     finally:
       ckpt.close()
     w0 = chunk.method.start_values(progress.state)
     summary = _summary(progress, w0, layout, settings, config, need, start)
     summary["fingerprint"] = ckpt.fingerprint
     results.write(workdir, summary, w0, layout, roll, settings.slices)
+  _report(summary, progress, settings, workdir)
+  return summary
+
+
+def _report(summary: dict[str, Any], progress: Progress, settings: Settings,
+            workdir: str) -> None:
+  """Logs the outcome; NotConverged if the run stopped above its tol."""
   logging.info("first-player win probability %.9f (%s after %d sweeps, "
                "max change %.2e)", summary["first_player_win"],
                "converged" if summary["converged"] else "NOT converged",
@@ -109,7 +131,6 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
         f"left a max change of {progress.residual:.3e} >= solver.tol = "
         f"{settings.tol:g}; the values in {workdir} are marked unconverged. "
         "Rerun with a higher --config.solver.max_iterations to continue")
-  return summary
 
 
 def ensure(config: ml_collections.ConfigDict, workdir: str,
@@ -236,7 +257,9 @@ def _check_chunk(out: methods.Progress, w0: np.ndarray, iteration: int
 
 def _iterate(p: Progress, chunk: methods.CompiledChunk,
              ckpt: checkpointing.Checkpoints, layout: StateLayout,
-             settings: Settings, start: float) -> Progress:
+             settings: Settings, start: float,
+             on_chunk: Callable[[ChunkReport], None] | None = None
+             ) -> Progress:
   """Runs chunks of sweeps until converged or `max_iterations`, logging
   each chunk and checkpointing every `checkpoint_every` sweeps and at the
   end."""
@@ -250,10 +273,15 @@ def _iterate(p: Progress, chunk: methods.CompiledChunk,
     dt = time.time() - t0
     iteration, work = p.iteration + out.done, p.work + out.work
     steps = p.steps + out.steps
-    logging.info("it=%d max_change=%.3e states/s=%.3g elapsed=%s eta=%s",
-                 iteration, out.residual, layout.num_states * out.work / dt,
-                 _clock(time.time() - start),
-                 _eta(p.residual, out.residual, out.done, dt, settings.tol))
+    eta = _eta(p.residual, out.residual, out.done, dt, settings.tol)
+    # A progress display replaces the chunk's log line (DEBUG then).
+    log = logging.info if on_chunk is None else logging.debug
+    log("it=%d max_change=%.3e states/s=%.3g elapsed=%s eta=%s", iteration,
+        out.residual, layout.num_states * out.work / dt,
+        _clock(time.time() - start), eta)
+    if on_chunk is not None:
+      on_chunk(ChunkReport(iteration, out.residual, settings.tol,
+                           time.time() - start, eta))
     w0 = chunk.method.start_values(out.state)
     _check_chunk(out, w0, iteration)
     w_start = w0[layout.opening_key()]

@@ -1,0 +1,61 @@
+"""A progress bar for a solve: how far the max change has fallen to the
+tolerance, with the sweep, the change and the ETA.
+
+A solve's length is not known in sweeps, but its max change falls roughly
+geometrically, so the bar measures decades: 0% at the largest change seen so
+far, 100% at the tolerance. `main` shows it when its output is a terminal
+(log lines otherwise); a notebook passes `tqdm.auto.tqdm` to get its widget.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import tqdm
+
+from farkle_jax.solver.driver import ChunkReport
+
+STEPS = 1000  # bar resolution
+
+
+class ResidualBar:
+  """Callable for `driver.run(..., on_chunk=...)`; close it when done.
+
+  Args:
+    bar: a tqdm-like factory (`tqdm.tqdm`, `tqdm.auto.tqdm`), called as
+      `bar(total=..., desc=..., **options)`.
+    **options: passed to the factory (e.g. `file=`, `leave=`).
+  """
+
+  def __init__(self, bar: Callable[..., Any] = tqdm.tqdm, **options):
+    self._factory, self._options = bar, options
+    self._bar = None
+    self._top = 0.0  # the largest change seen so far
+
+  def fraction(self, residual: float, tol: float) -> float:
+    """Share of the decades from the largest change seen down to tol."""
+    if not residual < math.inf:
+      return 0.0
+    self._top = max(self._top, residual)
+    if residual < tol:
+      return 1.0
+    if self._top <= tol or residual <= 0:
+      return 0.0
+    return min(1.0, math.log(self._top / residual)
+               / math.log(self._top / tol))
+
+  def __call__(self, report: ChunkReport) -> None:
+    if self._bar is None:
+      self._bar = self._factory(
+          total=STEPS, bar_format="solve {percentage:3.0f}%|{bar}| {desc}",
+          **self._options)
+    self._bar.n = round(STEPS * self.fraction(report.residual, report.tol))
+    self._bar.set_description_str(
+        f"sweep {report.iteration}, max change {report.residual:.2e} "
+        f"(tol {report.tol:.0e}), eta {report.eta}", refresh=False)
+    self._bar.refresh()
+
+  def close(self) -> None:
+    if self._bar is not None:
+      self._bar.close()
