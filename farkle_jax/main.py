@@ -11,7 +11,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
-from farkle_jax import command_line, progress
+from farkle_jax import cluster, command_line, progress
 from farkle_jax.solver import checkpointing, driver, results
 
 _CONFIG = config_flags.DEFINE_config_file(
@@ -19,6 +19,13 @@ _CONFIG = config_flags.DEFINE_config_file(
 _WORKDIR = flags.DEFINE_string(
     "workdir", None, "Directory for checkpoints and results (resumed if it "
     "holds a checkpoint of the same model).")
+_COORDINATOR = flags.DEFINE_string(
+    "coordinator", None, "HOST:PORT of process 0 of a solve over several "
+    "processes (auto: found by JAX under Slurm or Open MPI).")
+_NUM_PROCESSES = flags.DEFINE_integer(
+    "num_processes", None, "Processes of the solve.", lower_bound=1)
+_PROCESS_ID = flags.DEFINE_integer(
+    "process_id", None, "This process, 0..num_processes - 1.", lower_bound=0)
 _PROGRESS = flags.DEFINE_enum(
     "progress", "auto", ["auto", "bar", "log"],
     "A progress bar with the ETA (bar), log lines only (log), or a bar when "
@@ -28,15 +35,23 @@ _PROGRESS = flags.DEFINE_enum(
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  try:
+    cluster.start(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
+  except cluster.ClusterError as e:
+    raise app.UsageError(str(e)) from None
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
-  show = _PROGRESS.value == "bar" or (_PROGRESS.value == "auto"
-                                      and sys.stderr.isatty())
+  if not cluster.is_writer():  # process 0 speaks for a multi-process solve
+    logging.set_verbosity(logging.WARNING)
+  show = cluster.is_writer() and (_PROGRESS.value == "bar" or (
+      _PROGRESS.value == "auto" and sys.stderr.isatty()))
   bar = progress.ResidualBar() if show else None
   try:
     summary = driver.run(_CONFIG.value, _WORKDIR.value, on_chunk=bar)
   finally:
     if bar is not None:
       bar.close()
+  if not cluster.is_writer():
+    return
   print(f"first-player win probability: {summary['first_player_win']:.6f} "
         f"({'converged' if summary['converged'] else 'NOT converged'}: "
         f"{summary['iterations']} sweeps, {summary['norm']} max change "

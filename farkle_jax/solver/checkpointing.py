@@ -24,7 +24,7 @@ import orbax.checkpoint as ocp
 from absl import logging as absl_logging
 from orbax.checkpoint import checkpoint_managers
 
-from farkle_jax.solver import integrity
+from farkle_jax.solver import integrity, placement
 
 
 class QuietOrbax(logging.Filter):
@@ -67,7 +67,8 @@ class Checkpoints:
     """Saves `state` (a dict of arrays) at `step`, always (force=True)."""
     if step in self.manager.all_steps():
       return
-    checksums = {k: integrity.array_checksum(v) for k, v in state.items()}
+    checksums = {k: integrity.array_checksum(placement.local_copy(v))
+                 for k, v in state.items()}
     meta = integrity.seal({"fingerprint": self.fingerprint,
                            "checksums": checksums, **(extra or {})})
     self.manager.save(step, args=ocp.args.Composite(
@@ -129,7 +130,7 @@ class Checkpoints:
         raise integrity.Damaged(
             f"{k} restored as {state[k].dtype}{state[k].shape}, expected "
             f"{v.dtype}{v.shape}")
-    integrity.verify_arrays({k: np.asarray(state[k]) for k in like},
+    integrity.verify_arrays({k: placement.local_copy(state[k]) for k in like},
                             meta.get("checksums", {}), f"checkpoint {step}")
     return dict(state)
 

@@ -8,6 +8,7 @@ log line per chunk and checkpoints, and write the results (`results`).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import resource
@@ -89,14 +90,7 @@ def run(config: ml_collections.ConfigDict, workdir: str,
   layout = StateLayout(rules, settings.chunk_keys)
   _check_backend(rules, layout, settings)
   _plan_memory(layout, settings, None)  # from the sizes, before any table
-  try:
-    os.makedirs(workdir, exist_ok=True)
-    lock = locking.WorkdirLock(workdir)
-    lock.__enter__()
-  except OSError as e:
-    raise configuration.ConfigError(
-        f"--workdir={workdir}: cannot write there ({e.strerror})") from None
-  with lock:
+  with _lock(workdir):
     roll = roll_tables.build(rules)
     chunk = _compile(layout, roll, settings)
     need = _plan_memory(layout, settings, chunk.memory_bytes())
@@ -113,9 +107,25 @@ def run(config: ml_collections.ConfigDict, workdir: str,
     w0 = chunk.method.start_values(progress.state)
     summary = _summary(progress, w0, layout, settings, config, need, start)
     summary["fingerprint"] = ckpt.fingerprint
-    results.write(workdir, summary, w0, layout, roll, settings.slices)
+    if jax.process_index() == 0:  # one writer of a multi-process solve
+      results.write(workdir, summary, w0, layout, roll, settings.slices)
   _report(summary, progress, settings, workdir)
   return summary
+
+
+def _lock(workdir: str) -> contextlib.AbstractContextManager:
+  """The workdir's lock, held by process 0 of a multi-process solve (its
+  other processes are part of the same solve)."""
+  try:
+    os.makedirs(workdir, exist_ok=True)
+    if jax.process_index() != 0:
+      return contextlib.nullcontext()
+    lock = locking.WorkdirLock(workdir)
+    lock.__enter__()
+  except OSError as e:
+    raise configuration.ConfigError(
+        f"--workdir={workdir}: cannot write there ({e.strerror})") from None
+  return lock
 
 
 def _report(summary: dict[str, Any], progress: Progress, settings: Settings,
@@ -210,8 +220,10 @@ def _restore(ckpt: checkpointing.Checkpoints, chunk: methods.CompiledChunk,
   method = chunk.method
   restored = ckpt.restore(
       {**chunk.checkpoint_target(),
-       "iteration": jax.ShapeDtypeStruct((), jnp.int64),
-       "residual": jax.ShapeDtypeStruct((), jnp.dtype(settings.dtype))},
+       "iteration": jax.ShapeDtypeStruct((), jnp.int64,
+                                         sharding=chunk.replicated()),
+       "residual": jax.ShapeDtypeStruct((), jnp.dtype(settings.dtype),
+                                        sharding=chunk.replicated())},
       check=lambda saved: _check_saved(saved, method))
   if restored is None:
     return Progress(method.init(), 0, math.inf, [], [], 0.0, 0.0, 0, None)
@@ -296,8 +308,10 @@ def _iterate(p: Progress, chunk: methods.CompiledChunk,
         or iteration >= settings.max_iterations):
       ckpt.save(iteration, {
           **chunk.method.to_checkpoint(p.state),
-          "iteration": jnp.asarray(iteration, jnp.int64),
-          "residual": jnp.asarray(out.residual, jnp.dtype(settings.dtype))},
+          **jax.device_put({
+              "iteration": np.asarray(iteration, np.int64),
+              "residual": np.asarray(out.residual, settings.dtype)},
+              chunk.replicated())},
           {"history": p.history, "sweep_seconds": p.sweep_seconds,
            "work": work, "steps": steps, "trace": trace})
   return p

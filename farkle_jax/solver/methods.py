@@ -22,10 +22,12 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import bellman, ordered, value_iteration, wavefront
+from farkle_jax.solver import bellman, ordered, placement, value_iteration
+from farkle_jax.solver import wavefront
 from farkle_jax.solver.configuration import Settings
 
 State = Any  # a method's state: a pytree of arrays
@@ -80,8 +82,9 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
   them rebuilds the values exactly).
   """
   dtype, relative = jnp.dtype(settings.dtype), settings.norm == "relative"
-  w0_shape = jax.ShapeDtypeStruct(layout.key_shape, dtype)
   mesh = ordered.make_mesh()
+  w0_shape = jax.ShapeDtypeStruct(layout.key_shape, dtype,
+                                  sharding=NamedSharding(mesh, P()))
   chunks = value_iteration.padded_chunks(layout, mesh.size)
 
   def sweep(state, tables):
@@ -100,15 +103,16 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
   return Method(
       name="value_iteration", state_format="w0-read-by-last-sweep/v1",
       tables=value_iteration.build_tables(layout, roll, dtype, mesh.size),
-      state_shape=(jax.ShapeDtypeStruct((chunks,) + layout.value_shape[1:],
-                                        dtype), w0_shape, w0_shape),
+      state_shape=(jax.ShapeDtypeStruct(
+          (chunks,) + layout.value_shape[1:], dtype,
+          sharding=NamedSharding(mesh, P("batch"))), w0_shape, w0_shape),
       checkpoint_shape={"w0_source": w0_shape},
       checkpoint_slot={"w0_source": 2},
       sweep=sweep, init=lambda: fresh_values(None),
       to_checkpoint=lambda state: {"w0_source": state[2]},
       from_checkpoint=lambda saved, one_sweep: one_sweep(
           fresh_values(saved["w0_source"])),
-      start_values=lambda state: np.asarray(state[1]))
+      start_values=lambda state: placement.local_copy(state[1]))
 
 
 def _vector_method(name: str, layout: StateLayout, settings: Settings,
@@ -117,7 +121,9 @@ def _vector_method(name: str, layout: StateLayout, settings: Settings,
   holds initial values); its checkpoints are the vector alone, so the
   methods of this kind resume each other's runs."""
   dtype = jnp.dtype(settings.dtype)
-  vector_shape = jax.ShapeDtypeStruct((layout.padded_size,), dtype)
+  copies = NamedSharding(ordered.make_mesh(), P())  # on every device
+  vector_shape = jax.ShapeDtypeStruct((layout.padded_size,), dtype,
+                                      sharding=copies)
 
   def init():
     w0 = np.full(layout.key_shape, settings.init_value)
@@ -126,14 +132,16 @@ def _vector_method(name: str, layout: StateLayout, settings: Settings,
 
   return Method(
       name=name, state_format="padded-w0-vector/v1", tables=tables,
-      state_shape=(vector_shape, jax.ShapeDtypeStruct((), jnp.bool_)),
+      state_shape=(vector_shape,
+                   jax.ShapeDtypeStruct((), jnp.bool_, sharding=copies)),
       checkpoint_shape={"vector": vector_shape},
       checkpoint_slot={"vector": 0},
       sweep=sweep, init=init,
       to_checkpoint=lambda state: {"vector": state[0]},
       from_checkpoint=lambda saved, _: (saved["vector"],
                                         jnp.zeros((), jnp.bool_)),
-      start_values=lambda state: np.asarray(layout.unpad(state[0])))
+      start_values=lambda state: layout.unpad(
+          placement.local_copy(state[0])))
 
 
 def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
@@ -214,16 +222,18 @@ class CompiledChunk(NamedTuple):
 
   def run(self, state: State, residual: float, limit: int) -> Progress:
     """Runs up to `limit` sweeps (fewer once the change is below tol)."""
-    # A restored or freshly made state may sit on one device while the
-    # chunk was compiled for the mesh: move it (a no-op when it is there).
-    state = jax.device_put(state, self.compiled.input_shardings[0][0])
-    out = self.compiled(state, jnp.asarray(residual, self.dtype),
-                        jnp.asarray(limit, jnp.int32),
-                        jnp.asarray(self.tol, self.dtype), self.method.tables)
-    done = int(out.done)
-    return Progress(out.state, float(out.residual),
-                    [float(x) for x in np.asarray(out.history)[:done]], done,
-                    float(out.work), int(out.steps))
+    at = self.compiled.input_shardings[0]  # state, residual, limit, tol, ..
+    place = placement.place
+    out = self.compiled(jax.tree.map(place, state, at[0]),
+                        place(np.asarray(residual, self.dtype), at[1]),
+                        place(np.asarray(limit, np.int32), at[2]),
+                        place(np.asarray(self.tol, self.dtype), at[3]),
+                        self.method.tables)
+    mine = placement.local_copy
+    done = int(mine(out.done))
+    return Progress(out.state, float(mine(out.residual)),
+                    [float(x) for x in mine(out.history)[:done]], done,
+                    float(mine(out.work)), int(mine(out.steps)))
 
   def one_sweep(self, state: State) -> State:
     return self.run(state, math.inf, 1).state
@@ -237,6 +247,16 @@ class CompiledChunk(NamedTuple):
         shape.shape, shape.dtype,
         sharding=state[self.method.checkpoint_slot[name]])
             for name, shape in self.method.checkpoint_shape.items()}
+
+  def replicated(self) -> jax.sharding.Sharding:
+    """A copy on every device of the chunk's mesh, for the small arrays
+    saved beside the state (Orbax saves only global arrays when several
+    processes share a solve)."""
+    spread = jax.tree.leaves(self.compiled.input_shardings[0][0])[0]
+    if isinstance(spread, jax.sharding.NamedSharding):
+      return jax.sharding.NamedSharding(spread.mesh,
+                                        jax.sharding.PartitionSpec())
+    return spread
 
 
 def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
@@ -258,8 +278,12 @@ def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
                  jnp.zeros((), jnp.int64))
     return jax.lax.while_loop(cond, body, init)
 
-  scalar = jax.ShapeDtypeStruct((), dtype)
+  copies = NamedSharding(ordered.make_mesh(), P())
+  method = method._replace(tables=jax.tree.map(
+      lambda x: placement.place(x, copies), method.tables))
+  scalar = jax.ShapeDtypeStruct((), dtype, sharding=copies)
   compiled = jax.jit(chunk, donate_argnums=0).lower(
-      method.state_shape, scalar, jax.ShapeDtypeStruct((), jnp.int32), scalar,
+      method.state_shape, scalar,
+      jax.ShapeDtypeStruct((), jnp.int32, sharding=copies), scalar,
       method.tables).compile()
   return CompiledChunk(method, compiled, dtype, settings.tol)

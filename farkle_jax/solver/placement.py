@@ -1,0 +1,34 @@
+"""Where arrays live when a solve spans devices, or processes.
+
+A compiled chunk wants its arguments in the shardings it was compiled for;
+a fresh or restored array may sit on one device. And when several processes
+share a solve, an array on all devices is not fully visible to any one of
+them: each reads its own copy (the values that leave the solver, the max
+change, the start values, checkpoint checksums, are replicated).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+
+def place(x: Any, sharding: jax.sharding.Sharding) -> jax.Array:
+  """x in `sharding` (a no-op when it is there already; across processes
+  each places its own shards from its copy)."""
+  if isinstance(x, jax.Array) and x.sharding == sharding:
+    return x
+  if isinstance(x, jax.Array) and x.is_fully_addressable:
+    x = np.asarray(x)
+  return jax.device_put(x, sharding)
+
+
+def local_copy(x: Any) -> np.ndarray:
+  """This process's copy of a replicated array, as NumPy."""
+  if isinstance(x, jax.Array) and not x.is_fully_addressable:
+    if not x.is_fully_replicated:
+      raise ValueError("local_copy of an array split across processes")
+    return np.asarray(x.addressable_shards[0].data)
+  return np.asarray(x)

@@ -1,0 +1,90 @@
+"""Several processes, one solve: flags checked before anything starts, and
+two processes on localhost (2 forced CPU devices each) give the values of
+one process, with process 0 the only writer."""
+
+import os
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from farkle_jax import cluster
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.parametrize("args, match", [
+    (("node0:1234", None, None), "go together"),
+    ((None, 2, 0), "go together"),
+    (("node0", 2, 0), "expected HOST:PORT"),
+    (("node0:1234", 2, 2), "expected 0..1"),
+])
+def test_incomplete_or_inconsistent_flags_are_refused(args, match):
+  with pytest.raises(cluster.ClusterError, match=match):
+    cluster.start(*args)
+
+
+def test_no_flags_is_a_single_process():
+  assert cluster.start(None, None, None) is False
+  assert cluster.is_writer()
+
+
+def _free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("localhost", 0))
+    return s.getsockname()[1]
+
+
+def _solve(workdir, method, extra=(), env_extra=None):
+  env = {**os.environ, **(env_extra or {})}
+  return subprocess.Popen(
+      [sys.executable, "-m", "farkle_jax.main", "--config",
+       "configs/tiny.py:facebook", f"--workdir={workdir}", "--progress=log",
+       f"--config.solver.method={method}", *extra],
+      cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+      text=True)
+
+
+@pytest.mark.parametrize("method", ["ordered", "value_iteration"])
+def test_two_processes_give_the_values_of_one(tmp_path, method):
+  one = _solve(tmp_path / "one", method)
+  assert one.wait(timeout=600) == 0, one.stderr.read()[-2000:]
+  port = _free_port()
+  devices = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+  procs = [_solve(tmp_path / "two", method,
+                  (f"--coordinator=localhost:{port}", "--num_processes=2",
+                   f"--process_id={i}"), devices) for i in range(2)]
+  outs = [p.communicate(timeout=600) for p in procs]
+  for p, (_, err) in zip(procs, outs):
+    assert p.returncode == 0, err[-3000:]
+  assert "first-player win probability: 0.604836" in outs[0][0]
+  # Process 1 prints no result (Gloo's own connection lines aside).
+  assert "first-player" not in outs[1][0] and "turn table" not in outs[1][0]
+  np.testing.assert_array_equal(
+      np.load(tmp_path / "two" / "start_values.npy"),
+      np.load(tmp_path / "one" / "start_values.npy"))
+
+
+def test_two_processes_stopped_and_rerun_resume_from_their_checkpoint(
+    tmp_path):
+  one = _solve(tmp_path / "one", "ordered")
+  assert one.wait(timeout=600) == 0, one.stderr.read()[-2000:]
+  devices = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+  for limit in (6, 1000):  # stopped at sweep 6 (not converged), then rerun
+    port = _free_port()
+    procs = [_solve(tmp_path / "two", "ordered",
+                    (f"--coordinator=localhost:{port}", "--num_processes=2",
+                     f"--process_id={i}",
+                     f"--config.solver.max_iterations={limit}",
+                     "--config.checkpoint.every=1",
+                     "--config.solver.sweeps_per_call=1"), devices)
+             for i in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    codes = {p.returncode for p in procs}
+    assert codes == ({1} if limit == 6 else {0}), outs[0][1][-3000:]
+  assert "resumed from checkpoint 6" in outs[0][1]
+  np.testing.assert_array_equal(
+      np.load(tmp_path / "two" / "start_values.npy"),
+      np.load(tmp_path / "one" / "start_values.npy"))
