@@ -282,7 +282,10 @@ def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
   method = method._replace(tables=jax.tree.map(
       lambda x: placement.place(x, copies), method.tables))
   scalar = jax.ShapeDtypeStruct((), dtype, sharding=copies)
-  compiled = jax.jit(chunk, donate_argnums=0).lower(
+  # The state leaves as it came in, so the next chunk takes it as it is.
+  out = _Loop(jax.tree.map(lambda s: s.sharding, method.state_shape),
+              *(copies,) * 5)
+  compiled = jax.jit(chunk, donate_argnums=0, out_shardings=out).lower(
       method.state_shape, scalar,
       jax.ShapeDtypeStruct((), jnp.int32, sharding=copies), scalar,
       method.tables).compile()
