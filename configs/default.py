@@ -1,6 +1,6 @@
 """The default run: Facebook rules to a goal of 3000 points, floor -1000.
 
-A few minutes on a 2-core CPU; prints the first player's win probability and
+About 10 seconds on a 2-core CPU; prints the first player's win probability and
 the opening-turn table.
 
   python -m farkle_jax.main --config configs/default.py --workdir runs/default
