@@ -222,8 +222,10 @@ class _OptionSources(NamedTuple):
     place = np.concatenate([np.tile(np.arange(g.rows.shape[1]),
                                     g.rows.shape[0]) for g in groups])
     dice = jnp.argmax(roll.set_weight > 0, axis=0)[owner]
-    lands = (offset % N_DICE)[None] == jnp.arange(N_DICE)[:, None]
-    return cls(rows=offset // N_DICE, dice=dice, set=jnp.asarray(owner),
+    gain = StateLayout.row_of(offset)
+    column = offset - StateLayout.turn_offset(gain, 1)  # next dice - 1
+    lands = column[None] == jnp.arange(N_DICE)[:, None]
+    return cls(rows=gain, dice=dice, set=jnp.asarray(owner),
                place=jnp.asarray(place, jnp.int8),
                weight=roll.set_weight.sum(axis=0)[owner],
                lands=lands.astype(roll.set_weight.dtype))
