@@ -87,9 +87,9 @@ jax.config.update("jax_num_cpu_devices", 4)
 import numpy as np, farkle_jax
 from farkle_jax.game import roll_tables, rules as R
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import methods, ordered
+from farkle_jax.solver import methods, placement
 from test_ordered import settings
-assert jax.device_count() == 4 and ordered.make_mesh().size == 4
+assert jax.device_count() == 4 and placement.make_mesh().size == 4
 r = R.facebook(floor=-500, goal=1000)
 s = settings(tol=1e-15, b_group=4)
 chunk = methods.compile_chunk(

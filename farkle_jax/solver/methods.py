@@ -22,7 +22,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
@@ -82,9 +82,9 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
   them rebuilds the values exactly).
   """
   dtype, relative = jnp.dtype(settings.dtype), settings.norm == "relative"
-  mesh = ordered.make_mesh()
+  mesh = placement.make_mesh()
   w0_shape = jax.ShapeDtypeStruct(layout.key_shape, dtype,
-                                  sharding=NamedSharding(mesh, P()))
+                                  sharding=placement.everywhere(mesh))
   chunks = value_iteration.padded_chunks(layout, mesh.size)
 
   def sweep(state, tables):
@@ -116,12 +116,12 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
 
 
 def _vector_method(name: str, layout: StateLayout, settings: Settings,
-                   tables: Any, sweep: Callable) -> Method:
+                   tables: Any, sweep: Callable, mesh: Mesh) -> Method:
   """A method whose state is the padded start vector (and a flag: it still
   holds initial values); its checkpoints are the vector alone, so the
   methods of this kind resume each other's runs."""
   dtype = jnp.dtype(settings.dtype)
-  copies = NamedSharding(ordered.make_mesh(), P())  # on every device
+  copies = placement.everywhere(mesh)
   vector_shape = jax.ShapeDtypeStruct((layout.padded_size,), dtype,
                                       sharding=copies)
 
@@ -152,7 +152,7 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
   initial values (the first sweep then warm-starts its in-stage solves).
   """
   b_group = settings.b_group or ordered.default_b_group(layout)
-  mesh = ordered.make_mesh()
+  mesh = placement.make_mesh()
   stages, plan = ordered.build(layout, settings.norm == "relative", b_group,
                                mesh.size, settings.newton)
 
@@ -164,7 +164,8 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
 
   return _vector_method(
       "ordered", layout, settings,
-      (stages, bellman.roll_arrays(roll, jnp.dtype(settings.dtype))), sweep)
+      (stages, bellman.roll_arrays(roll, jnp.dtype(settings.dtype))), sweep,
+      mesh)
 
 
 def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
@@ -173,7 +174,7 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
   roll_arrays = bellman.roll_arrays(roll, jnp.dtype(settings.dtype))
   tables, plan = wavefront.build(layout, roll_arrays,
                                  settings.norm == "relative")
-  mesh = ordered.make_mesh()
+  mesh = placement.make_mesh()
 
   def sweep(state, tables):
     vector, res = wavefront.sweep(state[0], *tables, plan, mesh)
@@ -181,7 +182,7 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
             jnp.ones((), jnp.float64), jnp.asarray(plan.steps, jnp.int64))
 
   return _vector_method("wavefront", layout, settings,
-                        (tables, roll_arrays), sweep)
+                        (tables, roll_arrays), sweep, mesh)
 
 
 BUILDERS = {"value_iteration": _value_iteration, "ordered": _ordered,
@@ -249,14 +250,11 @@ class CompiledChunk(NamedTuple):
             for name, shape in self.method.checkpoint_shape.items()}
 
   def replicated(self) -> jax.sharding.Sharding:
-    """A copy on every device of the chunk's mesh, for the small arrays
-    saved beside the state (Orbax saves only global arrays when several
-    processes share a solve)."""
-    spread = jax.tree.leaves(self.compiled.input_shardings[0][0])[0]
-    if isinstance(spread, jax.sharding.NamedSharding):
-      return jax.sharding.NamedSharding(spread.mesh,
-                                        jax.sharding.PartitionSpec())
-    return spread
+    """A copy on every device of the chunk's mesh (the sharding its scalar
+    arguments were compiled for), for the small arrays saved beside the
+    state: Orbax saves only global arrays when several processes share a
+    solve."""
+    return self.compiled.input_shardings[0][1]
 
 
 def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
@@ -278,7 +276,7 @@ def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
                  jnp.zeros((), jnp.int64))
     return jax.lax.while_loop(cond, body, init)
 
-  copies = NamedSharding(ordered.make_mesh(), P())
+  copies = placement.everywhere(placement.make_mesh())
   method = method._replace(tables=jax.tree.map(
       lambda x: placement.place(x, copies), method.tables))
   scalar = jax.ShapeDtypeStruct((), dtype, sharding=copies)

@@ -326,7 +326,3 @@ def default_b_group(layout: StateLayout) -> int:
     return 16
   return -(-layout.num_scores // jax.device_count())
 
-
-def make_mesh() -> Mesh:
-  """A one-axis mesh of every visible device."""
-  return Mesh(np.array(jax.devices()), ("batch",))

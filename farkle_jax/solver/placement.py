@@ -13,6 +13,18 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+
+def make_mesh() -> Mesh:
+  """A one-axis mesh of every visible device (of every process): the
+  methods split their work along its axis, "batch"."""
+  return Mesh(np.array(jax.devices()), ("batch",))
+
+
+def everywhere(mesh: Mesh) -> NamedSharding:
+  """A whole copy on every device of `mesh`."""
+  return NamedSharding(mesh, PartitionSpec())
 
 
 def place(x: Any, sharding: jax.sharding.Sharding) -> jax.Array:
