@@ -88,3 +88,22 @@ def test_two_processes_stopped_and_rerun_resume_from_their_checkpoint(
   np.testing.assert_array_equal(
       np.load(tmp_path / "two" / "start_values.npy"),
       np.load(tmp_path / "one" / "start_values.npy"))
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (("--coordinator=node0", "--num_processes=2", "--process_id=0"),
+     "error: --coordinator=node0: expected HOST:PORT"),
+    (("--coordinator=node0:1", "--num_processes=2"), "go together"),
+    (("--num_processes=0",), "error: --num_processes=0: "),
+    (("--progress=fancy",), "error: --progress=fancy: "),
+])
+def test_bad_cluster_or_progress_flags_fail_in_one_line(tmp_path, flags,
+                                                        expected):
+  out = subprocess.run(
+      [sys.executable, "-m", "farkle_jax.main", "--config",
+       "configs/tiny.py:facebook", f"--workdir={tmp_path}/w", *flags],
+      cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
+  lines = [l for l in out.stderr.splitlines() if l.startswith("error:")]
+  assert out.returncode == 2 and len(lines) == 1 and expected in lines[0]
+  assert "Traceback" not in out.stderr
+  assert not os.path.exists(tmp_path / "w")  # refused before anything
