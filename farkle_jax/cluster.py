@@ -55,8 +55,3 @@ def _collectives() -> None:
   # CPU devices of different processes exchange data through Gloo; GPUs
   # and TPUs use their own interconnect whatever this says.
   jax.config.update("jax_cpu_collectives_implementation", "gloo")
-
-
-def is_writer() -> bool:
-  """Whether this process writes the run's files (process 0)."""
-  return jax.process_index() == 0

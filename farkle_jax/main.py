@@ -12,7 +12,7 @@ from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
 from farkle_jax import cluster, command_line, progress
-from farkle_jax.solver import checkpointing, driver, results
+from farkle_jax.solver import checkpointing, driver, placement, results
 
 _CONFIG = config_flags.DEFINE_config_file(
     "config", None, "Config file, e.g. configs/default.py.", lock_config=True)
@@ -40,9 +40,9 @@ def main(argv):
   except cluster.ClusterError as e:
     raise app.UsageError(str(e)) from None
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
-  if not cluster.is_writer():  # process 0 speaks for a multi-process solve
+  if not placement.is_writer():  # process 0 speaks for a multi-process solve
     logging.set_verbosity(logging.WARNING)
-  show = cluster.is_writer() and (_PROGRESS.value == "bar" or (
+  show = placement.is_writer() and (_PROGRESS.value == "bar" or (
       _PROGRESS.value == "auto" and sys.stderr.isatty()))
   bar = progress.ResidualBar() if show else None
   try:
@@ -50,7 +50,7 @@ def main(argv):
   finally:
     if bar is not None:
       bar.close()
-  if not cluster.is_writer():
+  if not placement.is_writer():
     return
   print(f"first-player win probability: {summary['first_player_win']:.6f} "
         f"({'converged' if summary['converged'] else 'NOT converged'}: "

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from farkle_jax import cluster
+from farkle_jax.solver import placement
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,7 +29,7 @@ def test_incomplete_or_inconsistent_flags_are_refused(args, match):
 
 def test_no_flags_is_a_single_process():
   assert cluster.start(None, None, None) is False
-  assert cluster.is_writer()
+  assert placement.is_writer()
 
 
 def _free_port() -> int:

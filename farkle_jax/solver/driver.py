@@ -26,7 +26,7 @@ from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.rules import Rules
 from farkle_jax.solver import checkpointing, configuration, integrity
-from farkle_jax.solver import locking, memory, methods, results
+from farkle_jax.solver import locking, memory, methods, placement, results
 from farkle_jax.solver.configuration import Settings
 
 
@@ -107,7 +107,7 @@ def run(config: ml_collections.ConfigDict, workdir: str,
     w0 = chunk.method.start_values(progress.state)
     summary = _summary(progress, w0, layout, settings, config, need, start)
     summary["fingerprint"] = ckpt.fingerprint
-    if jax.process_index() == 0:  # one writer of a multi-process solve
+    if placement.is_writer():  # one writer of a multi-process solve
       results.write(workdir, summary, w0, layout, roll, settings.slices)
   _report(summary, progress, settings, workdir)
   return summary
@@ -118,7 +118,7 @@ def _lock(workdir: str) -> contextlib.AbstractContextManager:
   other processes are part of the same solve)."""
   try:
     os.makedirs(workdir, exist_ok=True)
-    if jax.process_index() != 0:
+    if not placement.is_writer():
       return contextlib.nullcontext()
     lock = locking.WorkdirLock(workdir)
     lock.__enter__()

@@ -27,6 +27,12 @@ def everywhere(mesh: Mesh) -> NamedSharding:
   return NamedSharding(mesh, PartitionSpec())
 
 
+def is_writer() -> bool:
+  """Whether this process writes the run's files and speaks for it
+  (process 0 of a multi-process solve; the only one otherwise)."""
+  return jax.process_index() == 0
+
+
 def place(x: Any, sharding: jax.sharding.Sharding) -> jax.Array:
   """x in `sharding` (a no-op when it is there already; across processes
   each places its own shards from its copy)."""
