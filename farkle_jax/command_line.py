@@ -24,12 +24,13 @@ from absl import app, flags
 
 from farkle_jax.solver import checkpointing, configuration, driver, locking
 from farkle_jax.solver import memory, results
-from farkle_jax.strategy import catalog
+from farkle_jax.strategy import catalog, solved_game
 
 USAGE_EXIT = 2    # the command line asks for something not allowed
 FAILURE_EXIT = 1  # the run could not do what was asked
 
-OUR_USAGE_ERRORS = (configuration.ConfigError, catalog.StrategyError)
+OUR_USAGE_ERRORS = (configuration.ConfigError, catalog.StrategyError,
+                    solved_game.PositionError)
 OUR_FAILURES = (memory.MemoryRefused, checkpointing.CheckpointMismatch,
                 driver.SolveFault, driver.NotConverged, locking.WorkdirLocked,
                 results.ResultsError)

@@ -140,6 +140,43 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
   return w0, V
 
 
+def start_value(rules: str, goal: int, floor: int, w0: np.ndarray,
+                key: tuple[int, int, int, int]) -> float:
+  """W(t = 0, n = 6) of one key (b, d, f, e indices from the floor) by one
+  backward pass over its turn, reading banks and farkles from `w0`: one
+  Bellman update of that key, for checking a solution at chosen keys."""
+  step = 50
+  bank_min = 300 if rules == "facebook" else 50
+  penalty = 500 if rules == "facebook" else 0
+  nf = 3 if penalty else 1
+  low = floor if penalty else 0
+  nb = w0.shape[0]
+  bi, di, fi, ei = key
+  t_max = max(bank_min - step, goal - step - (low + bi * step))
+  b_next = bi
+  if penalty and fi == nf - 1:
+    b_next = max(0, bi - penalty // step)
+  x_farkle = 1 - w0[di, b_next, ei, (fi + 1) % nf]
+  values: dict[tuple[int, int], float] = {}
+
+  def value(t, n):
+    return 1.0 if t > t_max else values[t, n]
+
+  for t in range(t_max, -1, -step):
+    for n in range(1, 7):
+      farkle, sets = distribution(rules, n)
+      roll = float(farkle) * x_farkle
+      for sset, p in sets.items():
+        roll += float(p) * max(value(t + pts, 6 if k == n else n - k)
+                               for k, pts in sset)
+      w = roll
+      if t >= bank_min:
+        total = bi + t // step
+        w = max(roll, 1.0 if total >= nb else 1 - w0[di, total, ei, 0])
+      values[t, n] = w
+  return values[0, 6]
+
+
 # Strategies of one turn and their evaluation over the joint state.
 
 BANK_MIN = {"facebook": 300, "minimal": 50}

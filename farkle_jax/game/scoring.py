@@ -122,6 +122,21 @@ def choices(rules: Rules, roll: Counts) -> set[tuple[int, int]]:
   return out
 
 
+def keeps(rules: Rules, roll: Counts) -> list[tuple[Counts, int]]:
+  """Every way to set dice aside from a roll, with the points it is worth.
+
+  Returns:
+    (kept counts, points of its best split) for every sub-multiset of `roll`
+    that splits completely into scoring combinations, sorted by counts;
+    empty for a farkle.
+  """
+  values = _split_values(rules)
+  out = {u: max(values[u]) for u in _sub_multisets(roll) if values[u]}
+  if not out and rules.nothing_roll and sum(roll) == 6:
+    out = {tuple(roll): rules.nothing_roll}
+  return sorted(out.items())
+
+
 def score_set(rules: Rules, roll: Counts) -> tuple[tuple[int, int], ...]:
   """The best points for each number of dice used, sorted by dice used."""
   best: dict[int, int] = {}

@@ -61,8 +61,8 @@ def roll_arrays(roll: roll_tables.RollTables, dtype=jnp.float64) -> RollArrays:
 
 def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
               bank_base: jax.Array, top: jax.Array, roll: RollArrays,
-              layout: StateLayout, relative: bool, picks: bool = False
-              ) -> tuple[jax.Array, ...]:
+              layout: StateLayout, relative: bool, picks: bool = False,
+              rolls: bool = False) -> tuple[jax.Array, ...]:
   """Backward pass over the turns of a batch of keys.
 
   Args:
@@ -70,24 +70,24 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
     x_farkle: [k] value of a farkle, 1 - W0 of the opponent's next key.
     padded: [layout.padded_size] padded start vector (bank lookups).
     bank_base: [k] int32 `layout.bank_base` of the keys.
-    top: [] int32, the highest row to update.
-    roll: roll tables.
+    top: [] int32, the highest row to update; roll: the roll tables.
     layout: the state layout (static).
     relative: report the change as |dW| / W instead of |dW| (static).
     picks: also return which option each score set takes (static).
+    rolls: also return the value of rolling on, before the bank (static).
 
   Returns:
     The updated rows [T + 1, 6, k], the largest change of any updated
-    entry and, with `picks`, [T + 1, R, k] int8: the option each score set
-    takes at row t (the first best one; score sets in the order of
-    `roll.groups`).
+    entry, with `picks` [T + 1, R, k] int8: the option each score set takes
+    at row t (the first best one; score sets in `roll.groups` order), and
+    with `rolls` [T + 1, 6, k]: the value of rolling on at each updated
+    (t, n) (rows not updated keep `rows`).
   """
-  k = rows.shape[-1]
+  k, sets = rows.shape[-1], sum(g.rows.shape[0] for g in roll.groups)
   farkle_term = roll.farkle_prob[:, None] * x_farkle[None]
-  sets = sum(g.rows.shape[0] for g in roll.groups)
 
   def body(i, carry):
-    rows, res, chosen = carry
+    rows, res, chosen, rolled = carry
     t = top - i
     flat = rows.reshape(-1, k)
     best, pick = [], []
@@ -105,17 +105,20 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
     bank = jnp.where(t >= layout.bank_min,
                      1 - padded[bank_base + t * layout.bank_stride], 0.0)
     new = jnp.maximum(value, bank[None, :])         # [6, k]
+    if rolls:
+      rolled = jax.lax.dynamic_update_index_in_dim(rolled, value, t, axis=0)
     old = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)
     delta = jnp.abs(new - old)
     if relative:
       delta = delta / jnp.maximum(new, jnp.finfo(new.dtype).tiny)
     rows = jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
-    return rows, jnp.maximum(res, delta.max()), chosen
+    return rows, jnp.maximum(res, delta.max()), chosen, rolled
 
   chosen = jnp.zeros((rows.shape[0] if picks else 0, sets, k), jnp.int8)
-  rows, res, chosen = jax.lax.fori_loop(
-      0, top + 1, body, (rows, jnp.zeros((), rows.dtype), chosen))
-  return (rows, res, chosen) if picks else (rows, res)
+  rolled = rows if rolls else jnp.zeros((0,), rows.dtype)
+  out = jax.lax.fori_loop(0, top + 1, body, (rows, jnp.zeros((), rows.dtype),
+                                            chosen, rolled))
+  return out[:2] + out[2:3] * picks + out[3:] * rolls
 
 
 def _best_option(flat: jax.Array, idx: jax.Array, picks: bool

@@ -10,14 +10,66 @@ pass over the turn (`bellman.turn_values`).
 
 from __future__ import annotations
 
+import collections
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import bellman
+
+
+class TurnRows(NamedTuple):
+  """The in-turn values of one start-of-turn key."""
+  value: np.ndarray  # [T + 1, 6] W(t, n), the better of banking and rolling
+  roll: np.ndarray   # [T + 1, 6] the value of rolling at (t, n)
+
+
+class Turns:
+  """Turn values of single keys of a solved run, in milliseconds each.
+
+  The padded start vector and the roll tables go to the device once; each
+  key is then one backward pass of `bellman.turn_pass` (compiled once), and
+  the last `cache` keys asked for are kept.
+  """
+
+  def __init__(self, w0: np.ndarray, layout: StateLayout,
+               roll: roll_tables.RollTables, cache: int = 512):
+    self.w0 = np.asarray(w0)                          # [B, D, F, E]
+    self.layout = layout
+    self._flat = self.w0.reshape(-1)
+    self._padded = layout.padded_start(self.w0, jnp)  # [padded_size]
+    self._roll = bellman.roll_arrays(roll, self.w0.dtype)
+    self._ones = jnp.ones((layout.num_rows + 1, N_DICE, 1), self.w0.dtype)
+    self._cache: collections.OrderedDict[int, TurnRows] = (
+        collections.OrderedDict())
+    self._size = cache
+    self._pass = jax.jit(bellman.turn_pass, static_argnames=(
+        "layout", "relative", "rolls"))
+
+  def of(self, key: int) -> TurnRows:
+    """The turn values of flat key `key` (from `layout.key_index`)."""
+    key = int(key)
+    if key in self._cache:
+      self._cache.move_to_end(key)
+      return self._cache[key]
+    layout = self.layout
+    fields = layout.key_fields(np.array([key]))
+    x_farkle = 1 - self._flat[layout.farkle_index(fields)]
+    value, _, roll = self._pass(
+        self._ones, jnp.asarray(x_farkle), self._padded,
+        jnp.asarray(layout.bank_base(fields)),
+        jnp.asarray(int(layout.t_max(fields[0][0])), jnp.int32), self._roll,
+        layout=layout, relative=False, rolls=True)
+    rows = TurnRows(np.asarray(value)[:, :, 0], np.asarray(roll)[:, :, 0])
+    self._cache[key] = rows
+    if len(self._cache) > self._size:
+      self._cache.popitem(last=False)
+    return rows
 
 
 def reachable(layout: StateLayout, roll: roll_tables.RollTables,

@@ -2,7 +2,8 @@
 
   workdir/summary.json       first-player win probability, iterations, final
                              residual, wall time, device, full config
-  workdir/start_values.npy   converged W0[b, d, f, e]
+  workdir/start_values.npy   converged W0[b, d, f, e] (or .npz, compressed,
+                             in the solved values shipped with the package)
   workdir/tables/*.txt|json  turn tables of the configured slices
 """
 
@@ -71,6 +72,20 @@ def write(workdir: str, summary: dict[str, Any], w0: np.ndarray,
       json.dumps(sealed, indent=1).encode()))
 
 
+def compress(workdir: str, into: str) -> None:
+  """Copies a finished run's summary and start values, compressed, into the
+  directory `into` (which `load` reads like a workdir)."""
+  load(workdir)   # only a verified, converged run is copied
+  os.makedirs(into, exist_ok=True)
+  w0 = np.load(os.path.join(workdir, "start_values.npy"), allow_pickle=False)
+  _replace_atomically(os.path.join(into, "start_values.npz"),
+                      lambda f: np.savez_compressed(f, start_values=w0))
+  with open(os.path.join(workdir, "summary.json"), "rb") as f:
+    summary = f.read()
+  _replace_atomically(os.path.join(into, "summary.json"),
+                      lambda f: f.write(summary))
+
+
 def read_summary(workdir: str) -> dict[str, Any] | None:
   """The verified summary of the run in `workdir`, or None when there is
   none.
@@ -113,8 +128,13 @@ def load(workdir: str, allow_unconverged: bool = False) -> Run:
   layout = StateLayout(rules)
   memory.check_arrays(layout.num_keys * 8, "the start values")
   path = os.path.join(workdir, "start_values.npy")
+  if not os.path.exists(path) and os.path.exists(path[:-1] + "z"):
+    path = path[:-1] + "z"   # shipped values, compressed (`compress`)
   try:
     w0 = np.load(path, allow_pickle=False)
+    if isinstance(w0, np.lib.npyio.NpzFile):
+      with w0:
+        w0 = w0["start_values"]
     if w0.shape != layout.key_shape:
       raise integrity.Damaged(f"shape {w0.shape}, expected {layout.key_shape}")
     integrity.verify_arrays({"start_values": w0}, summary["checksums"], path)

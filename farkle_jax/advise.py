@@ -1,0 +1,100 @@
+"""What to keep and whether to roll on, for a position and a roll.
+
+    python -m farkle_jax.advise --b 0 --d 0 --roll 6,5,3,3,3,2
+    python -m farkle_jax.advise --workdir W --b 500 --d 1200 --t 350 --n 3
+    python -m farkle_jax.advise --shipped default --b 0 --d 0 --roll 1,1,5 \
+        --t 650 --n 3 --json
+
+With a roll: every legal way to set dice aside (dice kept, points, the turn
+total and dice left after it, the win probability when play goes on
+optimally), best first, then bank or roll after the best one. Without a
+roll: bank or roll at the position, with both win probabilities. Without
+--workdir the solved values shipped with the package answer (--shipped).
+"""
+
+import json
+
+from absl import app, flags
+
+import farkle_jax  # noqa: F401  (enables float64)
+from farkle_jax import command_line
+from farkle_jax.strategy import solved_game
+
+_WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run "
+                               "(default: the shipped values, --shipped).")
+_SHIPPED = flags.DEFINE_enum("shipped", "facebook", solved_game.SHIPPED,
+                             "Shipped solved values to use without --workdir.")
+_B = flags.DEFINE_integer("b", 0, "Banked score of the player to move.")
+_D = flags.DEFINE_integer("d", 0, "Banked score of the opponent.")
+_F = flags.DEFINE_integer("f", 0, "Farkle turns in a row, player to move.")
+_E = flags.DEFINE_integer("e", 0, "Farkle turns in a row, opponent.")
+_T = flags.DEFINE_integer("t", 0, "Turn total so far.")
+_N = flags.DEFINE_integer("n", 6, "Dice to roll (the roll's size).")
+_ROLL = flags.DEFINE_string("roll", None, "The dice rolled, e.g. 6,5,3,3,3,2 "
+                            "(none: bank or roll at the position).")
+_JSON = flags.DEFINE_bool("json", False, "Print JSON instead of text.")
+_ALLOW = flags.DEFINE_bool("allow_unconverged", False, "Read a run that "
+                           "stopped at max_iterations above its tolerance.")
+
+
+def load(workdir: str | None, shipped: str,
+         allow_unconverged: bool = False) -> solved_game.SolvedGame:
+  """A workdir's solved run, else the shipped values named `shipped`."""
+  if workdir:
+    return solved_game.SolvedGame.load(workdir, allow_unconverged)
+  return solved_game.SolvedGame.shipped(shipped)
+
+
+def format_decision(where: str, dec: solved_game.Decision, bank_min: int) -> str:
+  if dec.roll is None:
+    return f"{where}: bank, and win the game"
+  if dec.bank is None:
+    return (f"{where}: roll (win probability {dec.roll:.6f}); banking is "
+            f"not allowed below {bank_min}")
+  return (f"{where}: {dec.best} (bank {dec.bank:.6f}, roll {dec.roll:.6f})")
+
+
+def format_advice(adv: solved_game.Advice, bank_min: int) -> str:
+  p = adv.position
+  lines = [f"b={p.b} d={p.d} f={p.f} e={p.e}, turn total {p.t}, rolled "
+           f"{p.n} dice: {','.join(map(str, adv.roll))}"]
+  if not adv.choices:
+    lines.append(f"farkle: nothing scores; the turn ends with nothing "
+                 f"banked (win probability {adv.farkle:.6f})")
+    return "\n".join(lines)
+  lines.append(f"  {'keep':<14}{'points':>7}{'turn total':>12}"
+               f"{'dice left':>11}{'win probability':>17}")
+  for i, c in enumerate(adv.choices):
+    kept = " ".join(map(str, c.kept))
+    note = "  best" if i == 0 else ""
+    win = f"{c.win:.6f}" if not c.wins_now else "1 (bank: wins)"
+    lines.append(f"  {kept:<14}{c.points:>7}{c.t:>12}{c.n:>11}{win:>17}"
+                 f"{note}")
+  best = adv.choices[0]
+  lines.append(format_decision(f"then, at t={best.t} with {best.n} dice",
+                               adv.decision, bank_min))
+  return "\n".join(lines)
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  roll = solved_game.parse_dice(_ROLL.value) if _ROLL.value is not None else None
+  game = load(_WORKDIR.value, _SHIPPED.value, _ALLOW.value)
+  pos = solved_game.Position(_B.value, _D.value, _F.value, _E.value, _T.value,
+                        _N.value)
+  bank_min = game.rules.bank_minimum
+  if roll is None:
+    dec = game.decision(pos)
+    print(json.dumps({"position": pos._asdict(), **dec.as_dict()}, indent=1)
+          if _JSON.value else format_decision(
+              f"b={pos.b} d={pos.d} f={pos.f} e={pos.e}, t={pos.t} with "
+              f"{pos.n} dice", dec, bank_min))
+    return
+  adv = game.advise(pos, roll)
+  print(json.dumps(adv.as_dict(), indent=1) if _JSON.value
+        else format_advice(adv, bank_min))
+
+
+if __name__ == "__main__":
+  command_line.run(main)

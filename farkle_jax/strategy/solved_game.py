@@ -1,0 +1,224 @@
+"""A solved run in a player's hands: win probabilities, turn tables and
+advice for a roll, each in milliseconds (docs/model.md §7).
+
+    from farkle_jax.strategy.solved_game import Position, SolvedGame
+    game = SolvedGame.shipped("facebook")     # or SolvedGame.load(workdir)
+    game.win_probability(Position(b=0, d=0))     # 0.5348...
+    game.advise(Position(b=0, d=0), (6, 5, 3, 3, 3, 2)).choices[0]
+    game.turn_table(b=0, d=0)
+
+Only the start-of-turn values W0 are loaded (a few MB); the values inside a
+turn are rebuilt by the solver's own turn pass, one key at a time
+(`queries.Turns`). Every value is the win probability of the player to move
+when both players play optimally from there on.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from farkle_jax.game import roll_tables, scoring
+from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.solver import queries, results
+
+# Solved values that ship with the package (farkle_jax/data/<name>), from
+# `python -m farkle_jax.main --config configs/<name>.py` (README).
+SHIPPED = ("facebook", "default")
+DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
+
+
+class PositionError(ValueError):
+  """A position, roll or choice that is not one of the solved game's."""
+
+
+class Position(NamedTuple):
+  """A state of the game, as a player says it (points, not indices)."""
+  b: int       # banked score of the player to move
+  d: int       # banked score of the opponent
+  f: int = 0   # farkle turns in a row of the player to move
+  e: int = 0   # farkle turns in a row of the opponent
+  t: int = 0   # turn total so far
+  n: int = 6   # dice to roll
+
+
+class Decision(NamedTuple):
+  """Bank or roll on at a position."""
+  bank: float | None  # win probability after banking (None: not allowed)
+  roll: float | None  # win probability of rolling on (None: banking wins)
+  best: str           # "bank" or "roll" (banking on ties, as the solver)
+
+  def as_dict(self) -> dict[str, Any]:
+    return self._asdict()
+
+
+class Choice(NamedTuple):
+  """One way to set dice aside from a roll."""
+  kept: tuple[int, ...]  # faces set aside, high to low
+  points: int            # what they score
+  t: int                 # turn total after setting them aside
+  n: int                 # dice to roll next (six after hot dice)
+  win: float             # win probability there, playing on optimally
+  wins_now: bool         # banking there reaches the goal
+
+  def as_dict(self) -> dict[str, Any]:
+    return {**self._asdict(), "kept": list(self.kept)}
+
+
+class Advice(NamedTuple):
+  """Every legal choice for a roll, best first, and what to do next."""
+  position: Position
+  roll: tuple[int, ...]
+  choices: tuple[Choice, ...]  # best first; empty: a farkle
+  farkle: float | None         # win probability after the farkle, if one
+  decision: Decision | None    # bank or roll after the best choice
+
+  def as_dict(self) -> dict[str, Any]:
+    return {"position": self.position._asdict(), "roll": list(self.roll),
+            "choices": [c.as_dict() for c in self.choices],
+            "farkle": self.farkle,
+            "decision": self.decision and self.decision.as_dict()}
+
+
+def parse_dice(text: str) -> tuple[int, ...]:
+  """'6,5,3' or '6 5 3' or '653' -> (6, 5, 3); PositionError if not dice."""
+  parts = text.replace(",", " ").split()
+  if len(parts) == 1 and len(parts[0]) > 1:
+    parts = list(parts[0])
+  try:
+    faces = tuple(int(p) for p in parts)
+  except ValueError:
+    faces = ()
+  if not faces:
+    raise PositionError(f"roll {text!r}: expected the faces of the dice, "
+                        "e.g. 6,5,3,3,3,2")
+  return faces
+
+
+class SolvedGame:
+  """The queries of one solved run."""
+
+  def __init__(self, run: results.Run, label: str):
+    self.run = run
+    self.label = label                    # where the values came from
+    self.layout: StateLayout = run.layout
+    self.rules = run.layout.rules
+    self.turns = queries.Turns(run.w0, run.layout, run.roll)
+    self._padded = run.layout.padded_start(run.w0)
+    self._reach = functools.lru_cache(maxsize=64)(
+        lambda bi: queries.reachable(self.layout, self.run.roll, bi))
+
+  @classmethod
+  def load(cls, workdir: str, allow_unconverged: bool = False
+           ) -> "SolvedGame":
+    """The finished run in `workdir` (results.ResultsError if none)."""
+    return cls(results.load(workdir, allow_unconverged), workdir)
+
+  @classmethod
+  def shipped(cls, name: str = "facebook") -> "SolvedGame":
+    """SolvedGame values that ship with the package, by config name."""
+    if name not in SHIPPED:
+      raise PositionError(f"no shipped values named {name!r}: one of "
+                          f"{', '.join(SHIPPED)} (or a solved --workdir)")
+    return cls(results.load(os.path.join(DATA, name)), f"shipped:{name}")
+
+  # Reading positions.
+  def _key(self, p: Position) -> tuple[int, int, int]:
+    """(flat key, banked-score index, turn row) of a valid position."""
+    lay = self.layout
+    try:
+      bi, di = lay.index_of(p.b, "b"), lay.index_of(p.d, "d")
+    except ValueError as e:
+      raise PositionError(str(e)) from None
+    for name, v in (("f", p.f), ("e", p.e)):
+      if not 0 <= v < lay.num_farkle:
+        raise PositionError(f"{name}={v} is not a farkle count of these "
+                            f"rules: allowed are 0..{lay.num_farkle - 1}")
+    if not 1 <= p.n <= N_DICE:
+      raise PositionError(f"n={p.n}: the dice to roll are 1..6")
+    if p.t < 0 or p.t % lay.unit:
+      raise PositionError(f"t={p.t}: a turn total is a multiple of "
+                          f"{lay.unit}, at least 0")
+    t = p.t // lay.unit
+    if t > lay.t_max(bi):
+      raise PositionError(f"t={p.t}: with b={p.b} the turn total already "
+                          f"reaches the goal {self.rules.goal}; bank to win")
+    if not self._reach(bi)[t, p.n - 1]:
+      raise PositionError(
+          f"t={p.t} with n={p.n} dice to roll cannot be reached: a turn "
+          "starts at t=0 with 6 dice and each roll adds what the dice set "
+          "aside score")
+    return int(lay.key_index(bi, di, p.f, p.e)), bi, t
+
+  def win_probability(self, p: Position) -> float:
+    """W of the player to move at position `p`, both playing optimally."""
+    key, _, t = self._key(p)
+    return float(self.turns.of(key).value[t, p.n - 1])
+
+  def first_player_win(self) -> float:
+    """W of the first player at the start of a game from 0 to 0."""
+    return float(self.run.w0[self.layout.opening_key()])
+
+  def decision(self, p: Position) -> Decision:
+    """Bank or roll at position `p`, with both win probabilities."""
+    key, _, t = self._key(p)
+    return self._decision(key, t, p.n)
+
+  def _decision(self, key: int, t: int, n: int) -> Decision:
+    lay = self.layout
+    fields = lay.key_fields(np.array([key]))
+    if t > lay.t_max(fields[0][0]):
+      return Decision(1.0, None, "bank")
+    roll = float(self.turns.of(key).roll[t, n - 1])
+    if t < lay.bank_min:
+      return Decision(None, roll, "roll")
+    bank = float(lay.bank_values(self._padded, fields, t + 1)[0, t])
+    return Decision(bank, roll, "bank" if bank >= roll else "roll")
+
+  def advise(self, p: Position, roll: Sequence[int]) -> Advice:
+    """Every way to set dice aside from `roll` (faces 1..6 of p.n dice),
+    best first, and bank or roll after the best one."""
+    roll = tuple(roll)
+    key, bi, t = self._key(p)
+    text = ",".join(str(x) for x in roll)
+    if any(not isinstance(x, (int, np.integer)) or not 1 <= x <= 6
+           for x in roll):
+      raise PositionError(f"roll {text}: faces are 1..6")
+    if len(roll) != p.n:
+      raise PositionError(f"roll {text}: {len(roll)} dice, but n={p.n} "
+                          "dice are rolled")
+    counts = tuple(roll.count(face) for face in range(1, 7))
+    lay, values = self.layout, self.turns.of(key).value
+    top = int(lay.t_max(bi))
+    choices = []
+    for kept, points in scoring.keeps(self.rules, counts):
+      t2 = t + points // lay.unit
+      n2 = roll_tables.next_dice(p.n, sum(kept))
+      wins = t2 > top
+      faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
+      choices.append(Choice(faces, points, t2 * lay.unit, n2,
+                            1.0 if wins else float(values[t2, n2 - 1]), wins))
+    choices.sort(key=lambda c: (-c.win, -c.points, -len(c.kept)))
+    if not choices:
+      return Advice(p, roll, (), self._after_farkle(key), None)
+    best = choices[0]
+    return Advice(p, roll, tuple(choices), None,
+                  self._decision(key, best.t // lay.unit, best.n))
+
+  def _after_farkle(self, key: int) -> float:
+    """W of the player who farkled: 1 - W0 of the opponent's next key."""
+    lay = self.layout
+    nxt = lay.farkle_index(lay.key_fields(np.array([key])))
+    return float(1 - self.run.w0.reshape(-1)[nxt[0]])
+
+  def turn_table(self, b: int, d: int, f: int = 0, e: int = 0,
+                 t_max: int | None = None) -> dict[str, Any]:
+    """The turn table of start-of-turn state (b, d, f, e) (`queries`)."""
+    try:
+      return queries.turn_table(self.run.w0, self.layout, self.run.roll,
+                                b, d, f, e, t_max)
+    except ValueError as e:
+      raise PositionError(str(e)) from None

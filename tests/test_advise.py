@@ -1,0 +1,66 @@
+"""The advisor's command line: the published worked example, a decision
+alone, JSON, and illegal input refused in one line."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+ENV = dict(os.environ)
+
+
+def _advise(*args):
+  return subprocess.run([sys.executable, "-m", "farkle_jax.advise", *args],
+                        cwd=ROOT, env=ENV, capture_output=True, text=True,
+                        timeout=300)
+
+
+def test_worked_example_from_the_shipped_values():
+  out = _advise("--b", "0", "--d", "0", "--roll", "6,5,3,3,3,2")
+  assert out.returncode == 0, out.stderr
+  lines = out.stdout.splitlines()
+  rows = [l.split() for l in lines[2:5]]
+  assert rows[0][:1] == ["5"] and rows[0][-2:] == ["0.511005", "best"]
+  assert rows[1][:4] == ["5", "3", "3", "3"] and rows[1][-1] == "0.509711"
+  assert rows[2][:3] == ["3", "3", "3"] and rows[2][-1] == "0.506680"
+  assert "roll" in lines[5] and "not allowed below 300" in lines[5]
+
+
+def test_decision_alone_and_json():
+  out = _advise("--b", "0", "--d", "0", "--t", "350", "--n", "2", "--json")
+  assert out.returncode == 0, out.stderr
+  got = json.loads(out.stdout)
+  assert got["best"] == "bank" and got["bank"] > got["roll"]
+  text = _advise("--b", "0", "--d", "0", "--t", "350", "--n", "2").stdout
+  assert f"bank {got['bank']:.6f}, roll {got['roll']:.6f}" in text
+
+
+def test_json_advice_from_a_workdir(tiny_runs):
+  workdir = tiny_runs("facebook")[3]
+  out = _advise("--workdir", workdir, "--b", "0", "--d", "0", "--roll",
+                "1,1,1,5,2,2", "--json")
+  assert out.returncode == 0, out.stderr
+  got = json.loads(out.stdout)
+  assert got["choices"][0]["wins_now"]      # 1050 >= goal 1000
+  assert got["decision"]["best"] == "bank"
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--roll", "6,5,3"), "3 dice, but n=6 dice are rolled"),
+    (("--roll", "6,5,3,3,3,7"), "faces are 1..6"),
+    (("--roll", "x"), "expected the faces of the dice"),
+    (("--b", "12000"), "b=12000 is not a banked score"),
+    (("--t", "50", "--n", "6"), "cannot be reached"),
+    (("--f", "4"), "f=4 is not a farkle count"),
+    (("--shipped", "zilch"), "--shipped"),
+    (("--workdir", "/nonexistent/run"), "does not exist"),
+])
+def test_illegal_input_is_one_line(args, words):
+  out = _advise(*args)
+  errors = [l for l in out.stderr.splitlines() if l.startswith("error: ")]
+  assert out.returncode in (1, 2) and len(errors) == 1, out.stderr
+  assert words in errors[0] and "Traceback" not in out.stderr
