@@ -37,14 +37,6 @@ _ALLOW = flags.DEFINE_bool("allow_unconverged", False, "Read a run that "
                            "stopped at max_iterations above its tolerance.")
 
 
-def load(workdir: str | None, shipped: str,
-         allow_unconverged: bool = False) -> solved_game.SolvedGame:
-  """A workdir's solved run, else the shipped values named `shipped`."""
-  if workdir:
-    return solved_game.SolvedGame.load(workdir, allow_unconverged)
-  return solved_game.SolvedGame.shipped(shipped)
-
-
 def format_decision(where: str, dec: solved_game.Decision, bank_min: int) -> str:
   if dec.roll is None:
     return f"{where}: bank, and win the game"
@@ -80,7 +72,8 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   roll = solved_game.parse_dice(_ROLL.value) if _ROLL.value is not None else None
-  game = load(_WORKDIR.value, _SHIPPED.value, _ALLOW.value)
+  game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value,
+                                      _ALLOW.value)
   pos = solved_game.Position(_B.value, _D.value, _F.value, _E.value, _T.value,
                         _N.value)
   bank_min = game.rules.bank_minimum

@@ -125,6 +125,14 @@ class SolvedGame:
                           f"{', '.join(SHIPPED)} (or a solved --workdir)")
     return cls(results.load(os.path.join(DATA, name)), f"shipped:{name}")
 
+  @classmethod
+  def open(cls, workdir: str | None, shipped: str = "facebook",
+           allow_unconverged: bool = False) -> "SolvedGame":
+    """The run in `workdir` if one is given, else the shipped values."""
+    if workdir:
+      return cls.load(workdir, allow_unconverged)
+    return cls.shipped(shipped)
+
   # Reading positions.
   def _key(self, p: Position) -> tuple[int, int, int]:
     """(flat key, banked-score index, turn row) of a valid position."""

@@ -1,0 +1,91 @@
+"""The terminal game, played through a pseudo-terminal with scripted
+answers."""
+
+import os
+import re
+import sys
+
+import pexpect
+
+from conftest import ROOT
+
+KEEP = r"keep which\? \[1-(\d+) or the faces\] "
+BANK = r"\[b\]ank or \[r\]oll\? "
+TYPED = r"type the faces: "
+
+
+def _spawn(*args):
+  return pexpect.spawn(sys.executable, ["-m", "farkle_jax.play", *args],
+                       cwd=ROOT, env=dict(os.environ), encoding="utf-8",
+                       timeout=120)
+
+
+def test_a_whole_game_with_feedback_and_a_report():
+  child = _spawn("--shipped", "default", "--seed", "5", "--opponent",
+                 "bank:300")
+  child.expect("against the computer playing bank:300")
+  answers = {"keep": 0, "bank": 0}
+  refused = False
+  while True:
+    i = child.expect([KEEP, BANK, r"game over: (you|computer) won"])
+    if i == 2:
+      break
+    if i == 0 and not refused:   # a wrong answer first: asked again
+      child.sendline("99")
+      child.expect(r"\? 99: answer 1-\d+ or the faces to keep")
+      child.expect(KEEP)
+      refused = True
+    if i == 0:
+      answers["keep"] += 1
+      child.sendline(child.match.group(1))   # the last option: few points
+    else:
+      answers["bank"] += 1
+      child.sendline("b" if answers["bank"] % 2 else "r")
+    child.expect(r"-> .*: win probability (\d\.\d{4}) \((best|gave away "
+                 r"(\d\.\d{4}); best: .* (\d\.\d{4}))\)")
+    made = float(child.match.group(1))
+    if child.match.group(3):
+      loss, best = float(child.match.group(3)), float(child.match.group(4))
+      assert abs(best - made - loss) <= 2e-4
+  child.expect(r"You made (\d+) decisions and gave away (\d\.\d{4}) win "
+               r"probability in all\.")
+  assert int(child.match.group(1)) == answers["keep"] + answers["bank"]
+  given = float(child.match.group(2))
+  assert given > 0      # the last option and alternate banks are not best
+  child.expect(pexpect.EOF)
+  losses = [float(x) for x in re.findall(r"  \d\. turn \d+, .*, -(\d\.\d{4})",
+                                         child.before)]
+  assert 1 <= len(losses) <= 3
+  assert losses == sorted(losses, reverse=True)
+  assert sum(losses) <= given + 2e-4
+  child.close()
+  assert child.exitstatus == 0
+
+
+def test_typed_dice_and_quitting():
+  child = _spawn("--shipped", "default", "--dice", "typed")
+  child.expect(TYPED)
+  child.sendline("1 2 3")
+  child.expect(r"\? roll 1,2,3: 3 dice, but n=6 dice are rolled")
+  child.sendline("1,5,3,3,3,2")
+  child.expect(KEEP)
+  child.sendline("3 3 3 1")
+  child.expect(r"-> keep 3 3 3 1 \(400\)")
+  child.expect(BANK)
+  child.sendline("r")
+  child.expect(r"roll 2 dice and type the faces: ")
+  child.sendline("q")
+  child.expect("game abandoned")
+  child.expect(pexpect.EOF)
+  child.close()
+  assert child.exitstatus == 0
+
+
+def test_unknown_opponent_is_one_line():
+  child = _spawn("--opponent", "genius")
+  child.expect(pexpect.EOF)
+  child.close()
+  text = child.before
+  assert child.exitstatus == 2
+  assert re.search(r"error: strategy 'genius' is not allowed", text)
+  assert "Traceback" not in text
