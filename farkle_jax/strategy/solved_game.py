@@ -190,7 +190,6 @@ class SolvedGame:
     """Every way to set dice aside from `roll` (faces 1..6 of p.n dice),
     best first, and bank or roll after the best one."""
     roll = tuple(roll)
-    key, bi, t = self._key(p)
     text = ",".join(str(x) for x in roll)
     if any(not isinstance(x, (int, np.integer)) or not 1 <= x <= 6
            for x in roll):
@@ -198,6 +197,7 @@ class SolvedGame:
     if len(roll) != p.n:
       raise PositionError(f"roll {text}: {len(roll)} dice, but n={p.n} "
                           "dice are rolled")
+    key, bi, t = self._key(p)
     counts = tuple(roll.count(face) for face in range(1, 7))
     lay, values = self.layout, self.turns.of(key).value
     top = int(lay.t_max(bi))

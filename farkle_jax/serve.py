@@ -1,0 +1,49 @@
+"""The web explorer: turn tables, advice for a roll, and a game against the
+computer, in a browser.
+
+    python -m farkle_jax.serve                      # http://127.0.0.1:8000
+    python -m farkle_jax.serve --workdir W --port 8080
+    python -m farkle_jax.serve --host 0.0.0.0       # reachable from others
+
+It binds to localhost unless --host says otherwise. The JSON API behind the
+page is described in `web_app` and in the README.
+"""
+
+from absl import app, flags, logging
+
+import farkle_jax  # noqa: F401  (enables float64)
+from farkle_jax import command_line, web_app
+from farkle_jax.solver import configuration
+from farkle_jax.strategy import solved_game
+
+_WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run "
+                               "(default: the shipped values, --shipped).")
+_SHIPPED = flags.DEFINE_enum("shipped", "facebook", solved_game.SHIPPED,
+                             "Shipped solved values to use without --workdir.")
+_HOST = flags.DEFINE_string("host", "127.0.0.1", "Address to bind (default: "
+                            "this machine only).")
+_PORT = flags.DEFINE_integer("port", 8000, "Port to listen on.")
+_ALLOW = flags.DEFINE_bool("allow_unconverged", False, "Serve a run that "
+                           "stopped at max_iterations above its tolerance.")
+
+
+def main(argv):
+  import uvicorn   # only the server needs it
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  if not 0 <= _PORT.value <= 65535:
+    raise configuration.ConfigError(
+        f"--port={_PORT.value}: a port is 0..65535")
+  game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value,
+                                     _ALLOW.value)
+  game.win_probability(solved_game.Position(0, 0))  # compile before serving
+  if _HOST.value not in ("127.0.0.1", "localhost", "::1"):
+    logging.warning("serving on %s: other machines can reach it", _HOST.value)
+  print(f"farkle_jax explorer ({game.rules.name} to {game.rules.goal}, "
+        f"{game.label}) on http://{_HOST.value}:{_PORT.value}/", flush=True)
+  uvicorn.run(web_app.create_app(game), host=_HOST.value, port=_PORT.value,
+              log_level="warning")
+
+
+if __name__ == "__main__":
+  command_line.run(main)

@@ -1,0 +1,149 @@
+"""The web explorer in a real headless browser (Chromium under Playwright):
+the page loads, a turn table renders, a roll gets advice, and a game is
+played to its end. Screenshots go to $FARKLE_JAX_SCREENSHOTS when set
+(experiments/results/web holds the ones in the README).
+
+Needs Debian's chromium (`.ci/run` installs it). Without it the test is
+skipped, unless FARKLE_JAX_REQUIRE_BROWSER=1 (as in CI) makes that a failure.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from conftest import ROOT
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+if not os.path.exists(CHROMIUM):
+  if os.environ.get("FARKLE_JAX_REQUIRE_BROWSER") == "1":
+    raise RuntimeError(f"no chromium at {CHROMIUM}: apt-get install chromium")
+  pytest.skip("no chromium (apt-get install chromium)", allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+def _free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+  port = _free_port()
+  proc = subprocess.Popen(
+      [sys.executable, "-m", "farkle_jax.serve", "--shipped", "default",
+       "--port", str(port)], cwd=ROOT, env=dict(os.environ),
+      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+  url = f"http://127.0.0.1:{port}"
+  for _ in range(600):
+    try:
+      urllib.request.urlopen(url + "/api/info", timeout=1)
+      break
+    except OSError:
+      if proc.poll() is not None:
+        raise RuntimeError(proc.stdout.read())
+      time.sleep(0.1)
+  yield url
+  proc.terminate()
+  proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def page(server):
+  with sync_api.sync_playwright() as p:
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(server)
+    yield page
+    browser.close()
+    assert not errors, errors
+
+
+def _shot(page, name):
+  where = os.environ.get("FARKLE_JAX_SCREENSHOTS")
+  if where:
+    os.makedirs(where, exist_ok=True)
+    page.screenshot(path=os.path.join(where, name), full_page=True)
+
+
+def test_page_loads_and_the_table_renders(page):
+  page.wait_for_selector("#table-grid td.cell")
+  assert "first player wins 56.28%" in page.inner_text("#rules")
+  assert page.locator("#table-grid td.cell.roll").count() > 20
+  assert page.locator("#table-grid td.cell.bank").count() > 20
+  page.fill("#table-form [name=b]", "1000")
+  page.fill("#table-form [name=d]", "2000")
+  page.click("#table-go")
+  page.wait_for_function(
+      "document.querySelector('#table-grid td.cell.bank')"
+      " && document.querySelector('#table-grid td.cell').dataset.t === '0'")
+  page.hover("#table-grid td.cell.roll >> nth=3")
+  assert "win probability 0." in page.inner_text("#hover")
+  _shot(page, "table.png")
+  page.fill("#table-form [name=b]", "3100")
+  page.click("#table-go")
+  page.wait_for_selector("#table-error:has-text('b=3100')")
+
+
+def test_a_roll_gets_ranked_advice(page):
+  page.click("#tab-advice")
+  page.fill("#advice-form [name=b]", "0")
+  page.fill("#advice-form [name=d]", "0")
+  for face in (6, 5, 3, 3, 3, 2):
+    page.click(f".die-add[data-face='{face}']")
+  assert page.input_value("#advice-roll") == "6,5,3,3,3,2"
+  page.click("#advice-go")
+  page.wait_for_selector("#advice-result tr.choice")
+  rows = page.locator("#advice-result tr.choice")
+  assert rows.count() == 3
+  assert rows.nth(0).locator("td").nth(1).inner_text() == "5"
+  assert "roll" in page.inner_text("#decision")
+  _shot(page, "advice.png")
+  page.fill("#advice-roll", "6,5,7")
+  page.fill("#advice-form [name=n]", "3")
+  page.click("#advice-go")
+  page.wait_for_selector("#advice-error:has-text('faces are 1..6')")
+
+
+def test_a_game_is_played_to_the_end(page):
+  page.click("#tab-play")
+  page.fill("#opponent", "bank:300")
+  page.fill("#play-form [name=seed]", "3")
+  page.click("#new-game")
+  page.wait_for_selector("#scoreboard:has-text('goal 3000')")
+  shot = False
+  for step in range(400):
+    if page.is_visible("#game-over"):
+      break
+    before = page.inner_text("#log")
+    if page.locator("#options button").count():
+      if step > 2 and not shot:
+        _shot(page, "play_turn.png")
+        shot = True
+      page.locator("#options button").first.click()
+    elif page.is_enabled("#bank") and step % 3:
+      page.click("#bank")
+    else:
+      page.click("#roll")
+    page.wait_for_function(
+        "before => document.querySelector('#log').innerText !== before"
+        " || !document.querySelector('#game-over').hidden", arg=before)
+    if step == 1:
+      assert "win probability" in page.inner_text("#feedback")
+  assert page.is_visible("#game-over")
+  text = page.inner_text("#game-over")
+  assert "Game over:" in text and "gave away" in text
+  _shot(page, "play.png")
