@@ -238,3 +238,16 @@ def test_strategy_report_script_writes_its_outputs(tmp_path):
   assert rep["exact"]["optimal"]["overall"] == pytest.approx(0.5, abs=1e-12)
   assert set(rep["simulation"]) == set(rep["exact"])
   assert rep["komi"]["fairest"] in [k for k, _ in rep["komi"]["curve"]]
+
+
+def test_advice_latency_script_times_the_api_and_http(tmp_path, tiny_runs):
+  workdir = tiny_runs("facebook")[3]
+  out = subprocess.run(
+      [sys.executable, "experiments/advice_latency.py", "--workdir", workdir,
+       "--requests=20", "--warmup=5", "--json", str(tmp_path / "l.json")],
+      cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
+  assert out.returncode == 0, out.stderr[-2000:]
+  got = json.load(open(tmp_path / "l.json"))
+  for name in ("api", "http"):
+    assert got[name]["requests"] == 20
+    assert 0 < got[name]["p50_ms"] <= got[name]["p99_ms"] <= got[name]["max_ms"]

@@ -1,0 +1,141 @@
+"""Latency of advice requests on a solved run: the Python API and HTTP.
+
+  python experiments/advice_latency.py                 # shipped facebook
+  python experiments/advice_latency.py --workdir W --requests 1000
+
+Each request is a random position of the solved model (a random
+start-of-turn key, a random reachable turn total and dice count) and a
+random roll of those dice, so nearly every request rebuilds a turn no
+request asked for before (the turn cache does not help). After --warmup
+requests, --requests are timed one by one, first through
+`SolvedGame.advise`, then as GET /api/advice to `farkle_jax.serve` started
+on this machine (a keep-alive connection, JSON decoded). Prints p50, p99
+and max in milliseconds and writes them to --json.
+"""
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+from absl import app, flags
+
+import farkle_jax  # noqa: F401  (enables float64)
+from benchmark import cpu_name
+from farkle_jax import command_line
+from farkle_jax.solver import queries
+from farkle_jax.strategy.solved_game import Position, SolvedGame
+
+_WORKDIR = flags.DEFINE_string("workdir", None, "Solved run (default: the "
+                               "shipped facebook values).")
+_REQUESTS = flags.DEFINE_integer("requests", 1000, "Timed requests.")
+_WARMUP = flags.DEFINE_integer("warmup", 50, "Untimed requests first.")
+_SEED = flags.DEFINE_integer("seed", 0, "Seed of the positions and rolls.")
+_JSON = flags.DEFINE_string("json", None, "Write the figures here.")
+
+
+def requests(game: SolvedGame, count: int, seed: int):
+  """`count` random (position, roll) pairs of the solved model."""
+  rng = np.random.default_rng(seed)
+  lay = game.layout
+  out = []
+  while len(out) < count:
+    b, d, f, e = (int(rng.integers(s)) for s in lay.key_shape)
+    reach = queries.reachable(lay, game.run.roll, b)
+    t, n = (int(x) for x in
+            np.argwhere(reach[:int(lay.t_max(b)) + 1])[
+                rng.integers(int(reach[:int(lay.t_max(b)) + 1].sum()))])
+    n += 1
+    pos = Position(int(lay.points(b)), int(lay.points(d)), f, e, t * lay.unit,
+                   n)
+    out.append((pos, tuple(int(x) for x in rng.integers(1, 7, n))))
+  return out
+
+
+def percentiles(ms: list[float]) -> dict[str, float]:
+  a = np.array(ms)
+  return {"p50_ms": float(np.percentile(a, 50)),
+          "p99_ms": float(np.percentile(a, 99)), "max_ms": float(a.max()),
+          "requests": len(ms)}
+
+
+def time_api(game, work) -> list[float]:
+  ms = []
+  for pos, roll in work:
+    start = time.perf_counter()
+    game.advise(pos, roll)
+    ms.append(1e3 * (time.perf_counter() - start))
+  return ms
+
+
+def time_http(port: int, work) -> list[float]:
+  conn = http.client.HTTPConnection("127.0.0.1", port)
+  ms = []
+  for pos, roll in work:
+    query = "&".join(f"{k}={v}" for k, v in pos._asdict().items())
+    path = f"/api/advice?{query}&roll={','.join(map(str, roll))}"
+    start = time.perf_counter()
+    conn.request("GET", path)
+    response = conn.getresponse()
+    body = json.loads(response.read())
+    ms.append(1e3 * (time.perf_counter() - start))
+    assert response.status == 200, body
+  return ms
+
+
+def serve(workdir: str | None) -> tuple[subprocess.Popen, int]:
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+  args = ["--workdir", workdir] if workdir else ["--shipped", "facebook"]
+  proc = subprocess.Popen([sys.executable, "-m", "farkle_jax.serve", *args,
+                           "--port", str(port)], stdout=subprocess.PIPE,
+                          text=True)
+  proc.stdout.readline()   # printed once the values are loaded
+  for _ in range(600):
+    try:
+      socket.create_connection(("127.0.0.1", port), timeout=1).close()
+      return proc, port
+    except OSError:
+      time.sleep(0.1)
+  raise RuntimeError("the server did not start")
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  game = SolvedGame.open(_WORKDIR.value, "facebook")
+  total = _WARMUP.value + _REQUESTS.value
+  work = requests(game, 2 * total, _SEED.value)
+  api_work, http_work = work[:total], work[total:]
+  time_api(game, api_work[:_WARMUP.value])
+  api = percentiles(time_api(game, api_work[_WARMUP.value:]))
+  proc, port = serve(_WORKDIR.value)
+  try:
+    time_http(port, http_work[:_WARMUP.value])
+    over_http = percentiles(time_http(port, http_work[_WARMUP.value:]))
+  finally:
+    proc.terminate()
+    proc.wait()
+  lay = game.layout
+  figures = {"values": game.label, "rules": game.rules.name,
+             "goal": game.rules.goal, "floor": game.rules.floor,
+             "keys": lay.num_keys, "api": api, "http": over_http,
+             "machine": f"{cpu_name()}, {os.cpu_count()} cores",
+             "date": time.strftime("%Y-%m-%d")}
+  for name in ("api", "http"):
+    f = figures[name]
+    print(f"{name:<5} p50 {f['p50_ms']:6.2f} ms  p99 {f['p99_ms']:6.2f} ms  "
+          f"max {f['max_ms']:6.2f} ms  ({f['requests']} requests)")
+  if _JSON.value:
+    os.makedirs(os.path.dirname(_JSON.value) or ".", exist_ok=True)
+    with open(_JSON.value, "w") as fh:
+      json.dump(figures, fh, indent=1)
+
+
+if __name__ == "__main__":
+  command_line.run(main)
