@@ -6,8 +6,13 @@ import re
 import sys
 
 import pexpect
+import pytest
 
 from conftest import ROOT
+
+# pexpect forks this (JAX-threaded) process only to exec the game at once,
+# so the fork cannot deadlock on JAX's threads.
+pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
 KEEP = r"keep which\? \[1-(\d+) or the faces\] "
 BANK = r"\[b\]ank or \[r\]oll\? "
