@@ -70,7 +70,24 @@ def _maxscore(ctx: catalog.Context) -> dict:
     first, again = fig.thresholds[n]
     print(f"n={n}: bank from t={first}"
           + (f"; rolling optimal again at {again}" if again else ""))
+  _print_long_run(fig, ctx.layout.rules)
   return fig.as_dict()
+
+
+def _print_long_run(fig: figures.MaxScore, rules: Rules) -> None:
+  lr = fig.long_run
+  if not rules.has_penalty:
+    print("long run: no farkle penalty, so every turn is the one above")
+    return
+  print(f"long run, with {rules.penalty} off for {rules.penalty_count} "
+        f"farkles in a row: {lr.average:.4f} points per turn (policy "
+        f"iteration, {lr.iterations} rounds)")
+  for f, per in enumerate(fig.long_run_thresholds):
+    banks = ", ".join(f"{per[n][0]}" for n in range(N_DICE, 0, -1))
+    print(f"  after {f} farkle(s) in a row: a farkle is worth "
+          f"{lr.farkle_points[f]:.2f} points; banks {lr.banked[f]:.4f} on "
+          f"average, P(farkle) {lr.farkle_rate[f]:.6f}; bank from t = "
+          f"{banks} (n = 6..1)")
 
 
 def _memorized(ctx: catalog.Context) -> dict:

@@ -183,10 +183,11 @@ BANK_MIN = {"facebook": 300, "minimal": 50}
 
 
 def expected_turn(rules: str, bank_at: int | None = None,
-                  cap: int = 40_000) -> dict[tuple[int, int], float]:
+                  cap: int = 40_000, farkle_value: float = 0.0
+                  ) -> dict[tuple[int, int], float]:
   """T(n, t) by a direct recursion: maximum mean points banked from (n, t),
   banking only where allowed (and exactly at t >= bank_at if given); every
-  state at or above `cap` banks."""
+  state at or above `cap` banks; a farkle is worth `farkle_value`."""
   memo: dict[tuple[int, int], float] = {}
   bank_min = BANK_MIN[rules]
 
@@ -196,7 +197,7 @@ def expected_turn(rules: str, bank_at: int | None = None,
     if (n, t) in memo:
       return memo[(n, t)]
     farkle, sets = distribution(rules, n)
-    roll = 0.0
+    roll = float(farkle) * farkle_value
     for sset, p in sets.items():
       roll += float(p) * max(value(6 if k == n else n - k, t + pts)
                              for k, pts in sset)

@@ -22,6 +22,7 @@ def test_cli_maxscore_and_evaluate(tiny_runs):
              "--t_last", "200")
   assert out.returncode == 0, out.stderr
   assert "points per turn" in out.stdout and "n=6: bank from" in out.stdout
+  assert "long run: no farkle penalty" in out.stdout
   out = _cli("evaluate", "--config", "configs/tiny.py:minimal", "--workdir",
              workdir, "--a", "memorized", "--b", "optimal")
   assert out.returncode == 0, out.stderr
@@ -32,6 +33,19 @@ def test_cli_maxscore_and_evaluate(tiny_runs):
   out = _cli("evaluate", "--config", "configs/tiny.py:minimal", "--workdir",
              workdir, "--a", "bank:33")
   assert out.returncode == 2 and "bank:33" in out.stderr
+
+
+def test_cli_maxscore_long_run_with_a_penalty(tmp_path):
+  out = _cli("maxscore", "--config", "configs/tiny.py:facebook",
+             "--workdir", str(tmp_path))
+  assert out.returncode == 0, out.stderr
+  lines = [l for l in out.stdout.splitlines() if "farkle(s) in a row" in l]
+  assert len(lines) == 3 and "worth -500.00 points" in lines[2]
+  with open(tmp_path / "analysis" / "maxscore.json") as f:
+    got = json.load(f)["long_run"]
+  assert got["points_per_turn"] < json.load(
+      open(tmp_path / "analysis" / "maxscore.json"))["points_per_turn"]
+  assert got["relative_values"][0] == 0 and len(got["bank_from"]) == 3
 
 
 @pytest.mark.parametrize("args, message", [

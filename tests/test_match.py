@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from farkle_jax.strategy import match
-from farkle_jax.strategy.solved_game import Position, PositionError
+from farkle_jax.strategy.solved_game import PositionError
 from farkle_jax.strategy.solved_game import SolvedGame
 
 

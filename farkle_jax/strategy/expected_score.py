@@ -56,12 +56,13 @@ class TurnSolution(NamedTuple):
 
 
 def _pass(roll: roll_tables.RollTables, unit: int, bank_min: int, cap: int,
-          bank_rule, prefer: np.ndarray | None):
+          bank_rule, prefer: np.ndarray | None, farkle_points: float = 0.0):
   """Backward pass over t; banks and choices from the rule or the maximum.
 
   Args:
     roll: roll tables.
     unit, bank_min, cap: sizes (units).
+    farkle_points: what a farkle is worth (0 for one turn on its own).
     bank_rule: None (bank when it is at least the roll value) or a bool
       array [cap + 1, 6] (bank there, where banking is allowed).
     prefer: None (choose the option of highest value) or [cap + 1 + P, 6]
@@ -81,7 +82,8 @@ def _pass(roll: roll_tables.RollTables, unit: int, bank_min: int, cap: int,
     j = np.argmax(score, axis=1)
     best = value[at[rows, j], nxt[rows, j]]
     fbest = farkle[at[rows, j], nxt[rows, j]]
-    roll_value = np.bincount(dice, roll.set_prob * best, N_DICE)
+    roll_value = (np.bincount(dice, roll.set_prob * best, N_DICE)
+                  + roll.farkle_prob * farkle_points)
     roll_farkle = roll.farkle_prob + np.bincount(dice, roll.set_prob * fbest,
                                                  N_DICE)
     may_bank = t >= bank_min
@@ -96,8 +98,8 @@ def _pass(roll: roll_tables.RollTables, unit: int, bank_min: int, cap: int,
 
 
 def solve(rules: Rules, roll: roll_tables.RollTables | None = None,
-          bank_at: int | None = None, cap: int | None = None
-          ) -> TurnSolution:
+          bank_at: int | None = None, cap: int | None = None,
+          farkle_points: float = 0.0) -> TurnSolution:
   """Maximum expected score of one turn.
 
   Args:
@@ -107,6 +109,8 @@ def solve(rules: Rules, roll: roll_tables.RollTables | None = None,
       t >= bank_at points (the choices still maximize the mean).
     cap: turn-total cap in points; default: raised from START_CAP until the
       highest total where rolling is optimal is below half of it.
+    farkle_points: what ending the turn in a farkle is worth, in points
+      (the long-run objective of `long_run` prices the farkle count so).
 
   Returns:
     The solution on turn totals 0 .. cap.
@@ -122,7 +126,8 @@ def solve(rules: Rules, roll: roll_tables.RollTables | None = None,
     if bank_at is not None:
       rule = np.repeat((np.arange(size + 1) * unit >= bank_at)[:, None],
                        N_DICE, 1)
-    value, bank, farkle = _pass(roll, unit, bank_min, size, rule, None)
+    value, bank, farkle = _pass(roll, unit, bank_min, size, rule, None,
+                                farkle_points)
     rolls = np.nonzero(~bank.all(axis=1))[0]
     if cap is not None or rolls.max() < size // 2:
       return TurnSolution(unit, bank_min, value, bank, farkle)

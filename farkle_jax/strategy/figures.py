@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from farkle_jax.strategy import catalog, evaluation, expected_score
-from farkle_jax.strategy import memorized, simulation
+from farkle_jax.strategy import long_run, memorized, simulation
 
 
 class MaxScore(NamedTuple):
@@ -19,18 +19,33 @@ class MaxScore(NamedTuple):
   reach: np.ndarray  # [cap + 1, 6] bool: reachable from (0, 6)
   # n -> (smallest t that banks, larger totals where rolling is optimal again)
   thresholds: dict[int, tuple[int | None, list[int]]]
+  long_run: long_run.LongRun   # the best per-count turns with the penalty
+  # per farkle count f: n -> (smallest t that banks, totals rolling again)
+  long_run_thresholds: tuple[dict[int, tuple[int | None, list[int]]], ...]
 
   def as_dict(self) -> dict:
+    lr = self.long_run
     return dict(points_per_turn=self.sol.points_per_turn(),
                 farkle_rate=self.sol.farkle_rate(),
                 bank_from={n: th[0] for n, th in self.thresholds.items()},
-                roll_again={n: th[1] for n, th in self.thresholds.items()})
+                roll_again={n: th[1] for n, th in self.thresholds.items()},
+                long_run=dict(
+                    points_per_turn=lr.average,
+                    relative_values=lr.relative.tolist(),
+                    farkle_worth=lr.farkle_points.tolist(),
+                    banked=lr.banked.tolist(), farkle_rate=lr.farkle_rate.tolist(),
+                    bank_from=[{n: th[0] for n, th in per.items()}
+                               for per in self.long_run_thresholds]))
 
 
 def max_score(ctx: catalog.Context) -> MaxScore:
   sol = ctx.sol
   reach = expected_score.reachable(ctx.roll, sol.cap + 1)
-  return MaxScore(sol, reach, expected_score.thresholds(sol, reach))
+  best = long_run.solve(ctx.layout.rules, ctx.roll)
+  per_count = tuple(expected_score.thresholds(
+      t, expected_score.reachable(ctx.roll, t.cap + 1)) for t in best.turns)
+  return MaxScore(sol, reach, expected_score.thresholds(sol, reach), best,
+                  per_count)
 
 
 class Memorized(NamedTuple):
