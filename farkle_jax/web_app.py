@@ -86,6 +86,7 @@ class Explorer:
             "low": game.rules.low, "high": game.rules.goal - lay.unit,
             "farkle_counts": lay.num_farkle,
             "bank_minimum": game.rules.bank_minimum,
+            "entry_minimum": game.rules.entry_minimum,
             "first_player_win": game.first_player_win(),
             "opponents": list(catalog.NAMES)}
 

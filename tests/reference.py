@@ -78,10 +78,13 @@ def distribution(rules: str, n: int):
 
 
 def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
-          max_iter: int = 2000) -> tuple[np.ndarray, list]:
+          max_iter: int = 2000, entry: int = 0) -> tuple[np.ndarray, list]:
   """Solves a reference rule set with the given goal (and floor if it has a
   penalty). Returns W0[b, d, f, e] with scores indexed from the floor, and
-  the in-turn values V[t][n - 1] (arrays over keys) of the last iteration."""
+  the in-turn values V[t][n - 1] (arrays over keys) of the last iteration.
+
+  `entry` > 0: a player who has not banked yet (score 0; the rules must have
+  no penalty) may bank only a turn total of at least `entry`."""
   step = 50
   bank_min = 300 if rules == "facebook" else 50
   penalty = 500 if rules == "facebook" else 0
@@ -129,7 +132,8 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
           won = total >= nb
           bank = np.where(won, 1.0,
                           1 - w0[di, np.minimum(total, nb - 1), ei, 0])
-          w = np.maximum(roll, bank)
+          on_board = (b != 0) | (t >= entry)
+          w = np.where(on_board, np.maximum(roll, bank), roll)
         row.append(np.where(t > t_max, 1.0, w))
       V[t] = row
     new = V[0][5]

@@ -111,6 +111,7 @@ def test_a_roll_gets_ranked_advice(page):
   assert rows.count() == 3
   assert rows.nth(0).locator("td").nth(1).inner_text() == "5"
   assert "roll" in page.inner_text("#decision")
+  assert "not allowed yet" in page.inner_text("#decision")
   _shot(page, "advice.png")
   page.fill("#advice-roll", "6,5,7")
   page.fill("#advice-form [name=n]", "3")

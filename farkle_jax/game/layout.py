@@ -87,9 +87,34 @@ class StateLayout:
   def num_keys(self) -> int:
     return int(np.prod(self.key_shape))
 
+  @property
+  def entry(self) -> int:
+    """The entry minimum in units (0: none)."""
+    return self.rules.entry_minimum // self.unit
+
+  def bank_floor(self, b, xp: ModuleType = np):
+    """Smallest bankable turn total (units) for banked-score index b.
+
+    Under an entry minimum (rules without a penalty) a banked score of 0 is
+    exactly "not on the board yet": every first bank is at least the entry
+    minimum and no score ever falls, so such a player must bank at least
+    the entry minimum; everyone else the bank minimum.
+    """
+    if not self.entry:
+      return self.bank_min
+    return xp.where(b + self.low == 0, max(self.bank_min, self.entry),
+                    self.bank_min)
+
+  def bank_floor_at(self, base, xp: ModuleType = np):
+    """`bank_floor` of the banker of keys whose `bank_base` is `base`."""
+    if not self.entry:
+      return self.bank_min
+    return self.bank_floor((base // self.bank_stride) % self.padded_width, xp)
+
   def t_max(self, b, xp: ModuleType = np):
     """Largest non-terminal turn total (units) for banked-score index b."""
-    return xp.maximum(self.bank_min - 1, self.goal - 1 - (b + self.low))
+    return xp.maximum(self.bank_floor(b, xp) - 1,
+                      self.goal - 1 - (b + self.low))
 
   @property
   def num_rows(self) -> int:

@@ -17,6 +17,10 @@ from typing import Any, Mapping
 N_OF_A_KIND_MODES = ("none", "add", "double", "fixed")
 
 
+# Rules added after the first solved runs, and their "off" values.
+OPTIONAL = {"entry_minimum": 0}
+
+
 class RulesError(ValueError):
   """A rule set that cannot be solved, with the field and what is allowed."""
 
@@ -50,6 +54,9 @@ class Rules:
       (0 = no penalty).
     penalty_count: farkle turns in a row that cost `penalty`.
     floor: banked scores are clamped below at this value after a penalty.
+    entry_minimum: the smallest first bank, to get on the board (0 = off;
+      typical 500 or 1000); afterwards `bank_minimum` applies. Needs rules
+      without a farkle penalty (docs/model.md §1).
   """
 
   name: str = "custom"
@@ -68,6 +75,7 @@ class Rules:
   penalty: int = 500
   penalty_count: int = 3
   floor: int = -2500
+  entry_minimum: int = 0
 
   def __post_init__(self):
     validate(self)
@@ -87,8 +95,12 @@ class Rules:
     return self.floor if self.has_penalty else 0
 
   def to_dict(self) -> dict[str, Any]:
+    """The fields as JSON-able values. Rules added later (`OPTIONAL`) are
+    left out while off, so the fingerprints of runs made before them still
+    match."""
     return {k: (list(v) if isinstance(v, tuple) else v)
-            for k, v in dataclasses.asdict(self).items()}
+            for k, v in dataclasses.asdict(self).items()
+            if not (k in OPTIONAL and v == OPTIONAL[k])}
 
   def replace(self, **changes) -> "Rules":
     return dataclasses.replace(self, **changes)
@@ -138,8 +150,24 @@ def validate(r: Rules) -> None:
     _fail("floor", r.floor, "at most 0 when there is a farkle penalty")
   if r.bank_minimum > r.goal:
     _fail("bank_minimum", r.bank_minimum, f"at most goal={r.goal}")
+  _validate_entry(r)
   if not isinstance(r.name, str) or not r.name:
     _fail("name", r.name, "a non-empty string")
+
+
+def _validate_entry(r: Rules) -> None:
+  e = r.entry_minimum
+  if not isinstance(e, int) or isinstance(e, bool) or e < 0 or e % r.step:
+    _fail("entry_minimum", e, f"0 (off) or a multiple of step={r.step}")
+  if e and not r.bank_minimum <= e <= r.goal:
+    _fail("entry_minimum", e, f"0 (off) or from bank_minimum="
+          f"{r.bank_minimum} to goal={r.goal}")
+  if e and r.has_penalty:
+    # Without a penalty a score of 0 is exactly "not on the board"; with
+    # one, scores return to 0 and below, and the model would need a bit per
+    # player (docs/model.md §1).
+    _fail("entry_minimum", e, "0 while there is a farkle penalty (set "
+          "rules.penalty = 0 to use an entry minimum)")
 
 
 def facebook(floor: int = -2500, goal: int = 10_000) -> Rules:

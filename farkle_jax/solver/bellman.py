@@ -102,11 +102,11 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
     best = jnp.concatenate(best, axis=0)           # [R, k]
     value = jnp.dot(roll.set_weight, best,
                     precision=jax.lax.Precision.HIGHEST) + farkle_term
-    bank = jnp.where(t >= layout.bank_min,
+    bank = jnp.where(t >= layout.bank_floor_at(bank_base, jnp),
                      1 - padded[bank_base + t * layout.bank_stride], 0.0)
     new = jnp.maximum(value, bank[None, :])         # [6, k]
-    if rolls:
-      rolled = jax.lax.dynamic_update_index_in_dim(rolled, value, t, axis=0)
+    rolled = (jax.lax.dynamic_update_index_in_dim(rolled, value, t, axis=0)
+              if rolls else rolled)
     old = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)
     delta = jnp.abs(new - old)
     if relative:
@@ -170,6 +170,7 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
   k = rows.shape[-1]
   sets = chosen.shape[1]
   option = _OptionSources.of(roll)
+  floor = layout.bank_floor_at(bank_base, jnp)   # [k] or one for all
   # Each row gathers what reaches it from the rows below (a pull): the same
   # sums as adding every option's share into its target row, without a
   # scatter, which XLA's CPU backend runs element by element.
@@ -191,7 +192,7 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
     here = jnp.where(t == 0, start, here)
     value = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)    # [6, k]
     banked = 1 - padded[bank_base + t * layout.bank_stride]
-    banks = (t >= layout.bank_min) & (banked[None] >= value)
+    banks = (t >= floor) & (banked[None] >= value)
     bank = bank.at[t].set(jnp.where(banks, here, 0).sum(axis=0))
     out = jnp.where(banks, 0, here)
     farkle = farkle + jnp.dot(roll.farkle_prob, out,

@@ -128,7 +128,7 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
   unit = layout.unit
   rows = []
   for t in range(top + 1):
-    bank = bank_values[t] if t >= layout.bank_min else None
+    bank = bank_values[t] if t >= layout.bank_floor(bi) else None
     row = {"t": t * unit, "W": {}, "action": {}, "unreachable": []}
     for n in range(N_DICE, 0, -1):
       w = float(values[t, n - 1])

@@ -171,7 +171,7 @@ def _row_step(ring, x_farkle, t, tmax, bank, roll: bellman.RollArrays,
     ring: [A, rows * 6] the slot's last rows, row r at r mod rows.
     x_farkle: [A] value of a farkle (1 - W0 of the farkle target).
     t: [A] int32 row each slot processes; tmax: [A] its key's last row.
-    bank: [A] value of banking t (ignored below the bank minimum).
+    bank: [A] value of banking t (-inf where banking is not allowed).
   """
   best = []
   for g in roll.groups:
@@ -187,8 +187,7 @@ def _row_step(ring, x_farkle, t, tmax, bank, roll: bellman.RollArrays,
   value = (jnp.dot(best, roll.set_weight.T,
                    precision=jax.lax.Precision.HIGHEST)
            + x_farkle[:, None] * roll.farkle_prob[None, :])
-  return jnp.maximum(value, jnp.where(t >= layout.bank_min, bank,
-                                      -jnp.inf)[:, None])
+  return jnp.maximum(value, bank[:, None])
 
 
 def _finish_group(vector, step, new, slope, tables: WaveTables,
@@ -252,8 +251,10 @@ def sweep(vector: jax.Array, tables: WaveTables, roll: bellman.RollArrays,
     t = tables.finish[key] - tau
     tmax = tables.t_max[key]
     x_farkle = 1 - vector[tables.farkle[key]]
-    bank = 1 - vector[tables.bank_base[key]
-                      + jnp.maximum(t, 0) * layout.bank_stride]
+    base = tables.bank_base[key]
+    bank = jnp.where(t >= layout.bank_floor_at(base, jnp),
+                     1 - vector[base + jnp.maximum(t, 0) * layout.bank_stride],
+                     -jnp.inf)
     new, slope = jax.jvp(
         lambda ring, x: _row_step(ring, x, t, tmax, bank, roll, layout, rows),
         (ring, x_farkle), (tangent, jnp.ones_like(x_farkle)))

@@ -128,6 +128,10 @@ def turn_outcomes(strategy: Strategy, layout: StateLayout,
     sel_p = np.concatenate([sel, np.repeat(sel[-1:], pad)])
     prefer, bank = strategy.policy(sel_p)
     t_max = layout.t_max(strategy.class_b[sel_p])
+    # Below the entry minimum, a player not on the board may not bank.
+    rows = np.arange(bank.shape[1])[None, :, None]
+    bank = bank & (rows >= np.reshape(
+        layout.bank_floor(strategy.class_b[sel_p]), (-1, 1, 1)))
     out = _forward(jnp.asarray(prefer, jnp.float64), jnp.asarray(bank),
                    jnp.asarray(t_max, jnp.int32), *args,
                    layout=layout)

@@ -115,7 +115,7 @@ def keep(game: SolvedGame, s: MatchState, kept: Sequence[int]) -> MatchState:
                               "to roll",))
   if choice.wins_now:
     return _bank(game, s)
-  if choice.t < game.rules.bank_minimum:
+  if choice.t < game.bank_minimum(position(game, s).b):
     return s._replace(phase="roll")
   return s._replace(phase="decide")
 

@@ -89,7 +89,8 @@ def optimal(w0: np.ndarray, layout: StateLayout,
     values = np.moveaxis(values, -1, 0)                       # [k, T+1, 6]
     fields = tuple(f[classes] for f in fields_all)
     bank_value = layout.bank_values(padded, fields, len(t))   # [k, T+1]
-    bank = ((t[None, :] >= layout.bank_min)[..., None]
+    floor = np.reshape(layout.bank_floor(fields[0]), (-1, 1))
+    bank = ((t[None, :] >= floor)[..., None]
             & (bank_value[..., None] >= values))
     return values, bank
 

@@ -122,7 +122,7 @@ def _step(games: _Games, u, pols, roll_arrays, layout: StateLayout
   n_opt = nxt[jnp.maximum(r, 0)]
   pref, banks = _decide(pols, layout, layout.key_index(*fields), t, n, t_opt,
                         n_opt, p)
-  banks = banks & (t >= layout.bank_min)
+  banks = banks & (t >= layout.bank_floor(me, jnp))
   j = jnp.argmax(jnp.where(t_opt > t_max[:, None], jnp.inf, pref), axis=1)
   t_new = jnp.take_along_axis(t_opt, j[:, None], 1)[:, 0]
   n_new = jnp.take_along_axis(n_opt, j[:, None], 1)[:, 0]

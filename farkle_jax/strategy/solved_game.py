@@ -161,6 +161,15 @@ class SolvedGame:
           "aside score")
     return int(lay.key_index(bi, di, p.f, p.e)), bi, t
 
+  def bank_minimum(self, b: int) -> int:
+    """Smallest turn total a player with banked score b may bank (points):
+    the entry minimum while not on the board, else the bank minimum."""
+    try:
+      index = self.layout.index_of(b, "b")
+    except ValueError as e:
+      raise PositionError(str(e)) from None
+    return int(self.layout.bank_floor(index) * self.layout.unit)
+
   def win_probability(self, p: Position) -> float:
     """W of the player to move at position `p`, both playing optimally."""
     key, _, t = self._key(p)
@@ -181,7 +190,7 @@ class SolvedGame:
     if t > lay.t_max(fields[0][0]):
       return Decision(1.0, None, "bank")
     roll = float(self.turns.of(key).roll[t, n - 1])
-    if t < lay.bank_min:
+    if t < lay.bank_floor(fields[0][0]):
       return Decision(None, roll, "roll")
     bank = float(lay.bank_values(self._padded, fields, t + 1)[0, t])
     return Decision(bank, roll, "bank" if bank >= roll else "roll")

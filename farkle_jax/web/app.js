@@ -86,7 +86,8 @@ function decisionText(d, where) {
   if (d.roll === null) return `${where}: bank, and win the game.`;
   if (d.bank === null)
     return `${where}: roll (win probability ${pct(d.roll)}); banking is not ` +
-           `allowed below ${info.bank_minimum}.`;
+           `allowed yet (below the ${info.entry_minimum ? "entry or " : ""}` +
+           `bank minimum).`;
   return `${where}: ${d.best.toUpperCase()} (bank ${pct(d.bank)}, roll ` +
          `${pct(d.roll)}).`;
 }

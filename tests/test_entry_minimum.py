@@ -1,0 +1,93 @@
+"""The entry minimum (getting on the board): every solve method against the
+independent reference, exact evaluation and Monte Carlo play, and nothing
+changed when the rule is off."""
+
+import numpy as np
+import pytest
+
+import reference
+from configs import default, tiny
+from farkle_jax.game import roll_tables
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import driver, results
+from farkle_jax.strategy import evaluation, expected_score, policies
+from farkle_jax.strategy import simulation, solved_game
+from test_ordered import _solve
+
+
+def _rules(entry):
+  return rules_lib.minimal(goal=1000).replace(entry_minimum=entry)
+
+
+@pytest.fixture(scope="module", params=[500, 800])
+def entry_game(request):
+  rules = _rules(request.param)
+  ref, _ = reference.solve("minimal", 1000, 0, entry=request.param)
+  return rules, ref
+
+
+@pytest.mark.parametrize("method", ["ordered", "value_iteration",
+                                    "wavefront"])
+def test_every_method_agrees_with_the_reference(entry_game, method):
+  rules, ref = entry_game
+  got, _ = _solve(method, rules)
+  np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+
+
+def test_the_rule_changes_the_game(entry_game):
+  rules, ref = entry_game
+  plain, _ = reference.solve("minimal", 1000, 0)
+  assert np.abs(ref - plain).max() > 1e-2
+  # Once both players are on the board (scores of at least the entry
+  # minimum), nothing differs.
+  lay = StateLayout(rules)
+  on = lay.index_of(rules.entry_minimum)
+  assert np.abs(ref[on:, on:] - plain[on:, on:]).max() < 1e-12
+
+
+def test_exact_evaluation_and_monte_carlo(entry_game):
+  rules, _ = entry_game
+  layout, roll = StateLayout(rules), roll_tables.build(rules)
+  w0, _ = _solve("ordered", rules)
+  opt = policies.optimal(w0, layout, roll)
+  exact = evaluation.evaluate(opt, opt, layout, roll)
+  assert exact.first == pytest.approx(w0[0, 0, 0, 0], abs=1e-12)
+  maxscore = policies.max_score(layout, expected_score.solve(rules, roll))
+  exact = evaluation.evaluate(maxscore, opt, layout, roll)
+  sim = simulation.simulate(maxscore, opt, layout, roll, 100_000, seed=4)
+  assert abs(sim.first - exact.first) < 3 * sim.first_se
+  assert abs(sim.second - exact.second) < 3 * sim.second_se
+
+
+def test_advice_respects_the_entry_minimum(tmp_path):
+  config = tiny.get_config("minimal")
+  config.rules.entry_minimum = 500
+  driver.run(config, str(tmp_path))
+  game = solved_game.SolvedGame.load(str(tmp_path))
+  assert game.bank_minimum(0) == 500 and game.bank_minimum(500) == 50
+  dec = game.decision(solved_game.Position(0, 0, t=450, n=1))
+  assert dec.bank is None and dec.best == "roll"
+  dec = game.decision(solved_game.Position(500, 0, t=450, n=1))
+  assert dec.bank is not None
+
+
+@pytest.mark.parametrize("changes, words", [
+    (dict(entry_minimum=75), "multiple of step=50"),
+    (dict(entry_minimum=20_000), "to goal=10000"),
+    (dict(entry_minimum=500, penalty=500), "while there is a farkle penalty"),
+])
+def test_bad_entry_minimum_is_refused(changes, words):
+  with pytest.raises(rules_lib.RulesError, match=words):
+    rules_lib.minimal().replace(**changes)
+
+
+def test_off_leaves_the_fingerprint_and_the_values_as_they_were(tmp_path):
+  assert "entry_minimum" not in rules_lib.facebook().to_dict()
+  assert _rules(500).to_dict()["entry_minimum"] == 500
+  # The shipped default values were solved before the rule existed: the
+  # same config solves to the same bits (CPU backend).
+  driver.run(default.get_config(), str(tmp_path))
+  now = results.load(str(tmp_path)).w0
+  shipped = solved_game.SolvedGame.shipped("default").run.w0
+  assert np.array_equal(now, shipped)
