@@ -197,6 +197,7 @@ def _pair_needs_optimal() -> bool:
 
 
 PER_TURN = ("maxscore", "memorized")  # no array over the keys of the model
+NO_FINAL_ROUND = ("evaluate", "simulate", "goforit")
 
 COMMANDS = {
     "maxscore": Command(lambda: False, _maxscore),
@@ -240,6 +241,11 @@ def main(argv):
     raise app.UsageError(f"give one command: {' | '.join(COMMANDS)}")
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   name, command = argv[1], COMMANDS[argv[1]]
+  if name in NO_FINAL_ROUND and _CONFIG.value.rules.final_round:
+    raise configuration.ConfigError(
+        f"{name}: strategies are not yet evaluated or simulated with "
+        "rules.final_round = True (the chaser's last turn); maxscore, "
+        "memorized and komi work")
   ctx = _context(_CONFIG.value, _WORKDIR.value, command.needs_optimal(),
                  per_key=name not in PER_TURN)
   out = {"command": name, **command.body(ctx)}

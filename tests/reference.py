@@ -77,14 +77,31 @@ def distribution(rules: str, n: int):
   return farkle, sets
 
 
+@functools.lru_cache(maxsize=None)
+def reach(rules: str, need: int, n: int = 6) -> float:
+  """Best chance to add at least `need` points to the turn total before a
+  farkle, rolling n dice and never stopping short (the final round's last
+  turn), from the ordered-roll distributions."""
+  if need <= 0:
+    return 1.0
+  farkle, sets = distribution(rules, n)
+  return sum(float(p) * max(reach(rules, need - pts, 6 if k == n else n - k)
+                            for k, pts in sset)
+             for sset, p in sets.items())
+
+
 def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
-          max_iter: int = 2000, entry: int = 0) -> tuple[np.ndarray, list]:
+          max_iter: int = 2000, entry: int = 0, final_round: bool = False,
+          cap: int = 0) -> tuple[np.ndarray, list]:
   """Solves a reference rule set with the given goal (and floor if it has a
   penalty). Returns W0[b, d, f, e] with scores indexed from the floor, and
   the in-turn values V[t][n - 1] (arrays over keys) of the last iteration.
 
   `entry` > 0: a player who has not banked yet (score 0; the rules must have
-  no penalty) may bank only a turn total of at least `entry`."""
+  no penalty) may bank only a turn total of at least `entry`.
+  `final_round`: banking a total of at least the goal gives the opponent one
+  last turn to finish strictly higher; turn totals up to `cap` points past
+  the goal are followed, beyond it the mover wins."""
   step = 50
   bank_min = 300 if rules == "facebook" else 50
   penalty = 500 if rules == "facebook" else 0
@@ -99,7 +116,25 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
   shape = (nb, nb, nf, nf)
   bi, di, fi, ei = np.meshgrid(np.arange(nb), np.arange(nb), np.arange(nf),
                                np.arange(nf), indexing="ij")
-  t_max = np.maximum(bank_min - step, goal - step - b) + 0 * d + 0 * f + 0 * e
+  past = cap if final_round else 0
+  t_max = (np.maximum(bank_min - step, goal - step - b + past)
+           + 0 * d + 0 * f + 0 * e)
+  if entry:
+    t_max = np.maximum(t_max, np.where(b == 0, entry - step, 0))
+
+  def last_turn(t):
+    """[nb, nb] the chaser's (d) chance to pass the bar b + t."""
+    out = np.zeros((nb, nb))
+    for i, j in itertools.product(range(nb), range(nb)):
+      c, x = scores[j], scores[i] + t
+      least = entry if (entry and c == 0) else bank_min
+      out[i, j] = reach(rules, max(x - c + step, least))
+    return out[:, :, None, None]
+
+  chased = {}
+  if final_round:
+    chased = {t: last_turn(t) for t in range(0, int(t_max.max()) + step,
+                                             step)}
   top = int(t_max.max())
   dists = {n: distribution(rules, n) for n in range(1, 7)}
   w0 = np.full(shape, 0.5)
@@ -132,6 +167,8 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
           won = total >= nb
           bank = np.where(won, 1.0,
                           1 - w0[di, np.minimum(total, nb - 1), ei, 0])
+          if final_round:
+            bank = np.where(won, 1 - chased[t], bank)
           on_board = (b != 0) | (t >= entry)
           w = np.where(on_board, np.maximum(roll, bank), roll)
         row.append(np.where(t > t_max, 1.0, w))

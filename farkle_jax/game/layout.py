@@ -31,6 +31,7 @@ from types import ModuleType
 
 import numpy as np
 
+from farkle_jax.game import final_round
 from farkle_jax.game.rules import Rules
 
 N_DICE = 6
@@ -111,10 +112,18 @@ class StateLayout:
       return self.bank_min
     return self.bank_floor((base // self.bank_stride) % self.padded_width, xp)
 
+  @property
+  def past_goal(self) -> int:
+    """Units past the goal a turn total is followed (the final-round cap;
+    0 without a final round, where reaching the goal wins at once)."""
+    if not self.rules.final_round:
+      return 0
+    return self.rules.final_round_cap // self.unit
+
   def t_max(self, b, xp: ModuleType = np):
     """Largest non-terminal turn total (units) for banked-score index b."""
     return xp.maximum(self.bank_floor(b, xp) - 1,
-                      self.goal - 1 - (b + self.low))
+                      self.goal - 1 - (b + self.low) + self.past_goal)
 
   @property
   def num_rows(self) -> int:
@@ -222,8 +231,26 @@ class StateLayout:
   def padded_start(self, w0, xp: ModuleType = np):
     """W0 [B, D, F, E] as the padded start vector [padded_size]."""
     w0 = xp.asarray(w0)
-    pad = ((0, 0), (0, self.bank_padding), (0, 0), (0, 0))
-    return xp.append(xp.pad(w0, pad).reshape(-1), xp.zeros((), w0.dtype))
+    pad = xp.asarray(self.past_goal_values(), w0.dtype)
+    pad = xp.broadcast_to(pad[:, :, None, None],
+                          pad.shape + self.key_shape[2:])
+    return xp.append(xp.concatenate([w0, pad], axis=1).reshape(-1),
+                     xp.zeros((), w0.dtype))
+
+  def past_goal_values(self) -> np.ndarray:
+    """[B, bank_padding] what the padding columns hold: the start value of
+    a player with banked-score index d whose opponent just banked goal + j
+    units: 0 (the game is lost) without a final round, else the chance to
+    pass that bar in one last turn (`final_round`); 0 again from the cap
+    on, where the model takes the leader to have won."""
+    B = self.num_scores
+    if not self.rules.final_round:
+      return np.zeros((B, self.bank_padding))
+    d = np.arange(B)[:, None]
+    j = np.arange(self.bank_padding)[None, :]
+    need = np.maximum(self.goal + j - (d + self.low) + 1, self.bank_floor(d))
+    return np.where(j < self.past_goal,
+                    final_round.chaser_wins(self.rules, need), 0.0)
 
   def unpad(self, vector):
     """W0 [B, D, F, E] from the padded start vector (numpy or jax)."""

@@ -18,7 +18,8 @@ N_OF_A_KIND_MODES = ("none", "add", "double", "fixed")
 
 
 # Rules added after the first solved runs, and their "off" values.
-OPTIONAL = {"entry_minimum": 0}
+OPTIONAL = {"entry_minimum": 0, "final_round": False,
+            "final_round_cap": 4000}
 
 
 class RulesError(ValueError):
@@ -57,6 +58,12 @@ class Rules:
     entry_minimum: the smallest first bank, to get on the board (0 = off;
       typical 500 or 1000); afterwards `bank_minimum` applies. Needs rules
       without a farkle penalty (docs/model.md §1).
+    final_round: when a player banks at or above the goal, the other gets
+      one last turn and wins only by finishing strictly higher (a tie goes
+      to the player who reached the goal first).
+    final_round_cap: with `final_round`, how far past the goal (points) the
+      model follows a leader who rolls on to raise the bar; past it the
+      leader is taken to have won (the cap experiment bounds the error).
   """
 
   name: str = "custom"
@@ -76,6 +83,8 @@ class Rules:
   penalty_count: int = 3
   floor: int = -2500
   entry_minimum: int = 0
+  final_round: bool = False
+  final_round_cap: int = 4000
 
   def __post_init__(self):
     validate(self)
@@ -151,6 +160,9 @@ def validate(r: Rules) -> None:
   if r.bank_minimum > r.goal:
     _fail("bank_minimum", r.bank_minimum, f"at most goal={r.goal}")
   _validate_entry(r)
+  if not isinstance(r.final_round, bool):
+    _fail("final_round", r.final_round, "True or False")
+  multiple("final_round_cap", r.final_round_cap, s)
   if not isinstance(r.name, str) or not r.name:
     _fail("name", r.name, "a non-empty string")
 

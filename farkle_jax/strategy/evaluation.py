@@ -234,6 +234,9 @@ def evaluate(a: Strategy, b: Strategy, layout: StateLayout,
              roll: roll_tables.RollTables, start: tuple[int, int] = (0, 0),
              tol: float = 1e-14) -> Result:
   """The exact probability that strategy A beats strategy B."""
+  if layout.rules.final_round:
+    raise ValueError("the final round is not modelled here yet (the chaser's "
+                     "last turn): use rules without rules.final_round")
   out_a = turn_outcomes(a, layout, roll)
   out_b = out_a if b is a else turn_outcomes(b, layout, roll)
   return evaluate_outcomes(out_a, a.class_of_key, out_b, b.class_of_key,

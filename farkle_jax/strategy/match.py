@@ -56,6 +56,9 @@ class MatchState(NamedTuple):
 def start(game: SolvedGame, first: int = PERSON, b: int = 0, d: int = 0
           ) -> MatchState:
   """A new game from banked scores b (first player) and d (second)."""
+  if game.rules.final_round:
+    raise PositionError("games against the computer do not play the final "
+                        "round yet: use a run without rules.final_round")
   key = game.layout.opening_key(b, d)
   return MatchState(key, first, 0, N_DICE, (), "roll", None, 1, (),
                     (f"{NAMES[first]} to play first",))

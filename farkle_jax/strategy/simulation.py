@@ -188,6 +188,9 @@ def simulate(a: Strategy | Dense, b: Strategy | Dense, layout: StateLayout,
     start: banked scores (points) of the first and second player.
     batch: games per jitted batch.
   """
+  if layout.rules.final_round:
+    raise ValueError("the final round is not modelled here yet (the chaser's "
+                     "last turn): use rules without rules.final_round")
   a = a if isinstance(a, Dense) else dense(a, layout)
   b = b if isinstance(b, Dense) else dense(b, layout)
   pols = tuple((jnp.asarray(p.class_of_key), jnp.asarray(p.prefer),
