@@ -157,3 +157,16 @@ def test_monte_carlo_play_agrees():
   # player would win more often than the play shows.
   plain, _ = _solve("ordered", rules_lib.minimal(goal=1000))
   assert plain[0, 0, 0, 0] - rate > 3 * se
+
+
+def test_memory_estimate_grows_with_the_cap_and_refuses():
+  from farkle_jax.solver import memory
+  small = StateLayout(_rules().replace(final_round_cap=500))
+  large = StateLayout(_rules().replace(final_round_cap=8000))
+  assert large.num_rows > small.num_rows
+  for method in ("ordered", "value_iteration", "wavefront"):
+    a = memory.footprint(small, method, "float64")
+    b = memory.footprint(large, method, "float64")
+    assert b.host > a.host or b.device > a.device, method
+  with pytest.raises(memory.MemoryRefused, match="GB"):
+    memory.check_solve(large, "value_iteration", "float64", 1e-6, None)
