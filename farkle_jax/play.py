@@ -69,7 +69,7 @@ def _person(game: solved_game.SolvedGame, s: match.MatchState, dice: match.Dice 
                   f"roll {s.n} dice and type the faces: ")
   if s.phase == "keep":
     # Listed by points, not by win probability: the list is no hint.
-    options = sorted(game.advise(match.position(game, s), s.dice).choices,
+    options = sorted(match.options(game, s),
                      key=lambda c: (-c.points, len(c.kept), c.kept))
     for i, c in enumerate(options, 1):
       print(f"  {i}) keep {' '.join(map(str, c.kept)):<12} {c.points:>5} "
@@ -125,8 +125,9 @@ def play(game: solved_game.SolvedGame, computer: match.Computer,
     shown = len(s.log)
     if s.phase == "roll" and s.n == 6 and s.t == 0:
       you, comp = match.scores(game, s)
+      last = f"; last turn: beat {s.bar}" if s.bar else ""
       print(f"-- turn {s.turn}: you {you}, computer {comp} "
-            f"(goal {game.rules.goal})")
+            f"(goal {game.rules.goal}{last})")
     before = s
     if s.mover == match.PERSON:
       s = _person(game, s, dice)

@@ -257,12 +257,13 @@ def _view(game: SolvedGame, gid: str, g: _Game) -> dict[str, Any]:
   view = {"id": gid, "opponent": g.opponent, "phase": s.phase,
           "you": you, "computer": computer, "goal": game.rules.goal,
           "turn": s.turn, "t": s.t, "n": s.n, "dice": list(s.dice),
+          "bar": s.bar or None,
           "log": list(s.log), "options": [], "winner": None,
           "last_move": s.moves[-1]._asdict() | {"loss": s.moves[-1].loss}
           if s.moves else None}
   if s.phase == "keep":
-    options = game.advise(match.position(game, s), s.dice).choices
-    options = sorted(options, key=lambda c: (-c.points, len(c.kept)))
+    options = sorted(match.options(game, s),
+                     key=lambda c: (-c.points, len(c.kept)))
     view["options"] = [{"dice": list(c.kept), "points": c.points,
                         "t": c.t, "n": c.n} for c in options]
   if s.phase == "over":

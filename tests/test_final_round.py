@@ -170,3 +170,18 @@ def test_memory_estimate_grows_with_the_cap_and_refuses():
     assert b.host > a.host or b.device > a.device, method
   with pytest.raises(memory.MemoryRefused, match="GB"):
     memory.check_solve(large, "value_iteration", "float64", 1e-6, None)
+
+
+def test_strategy_evaluation_refuses_it_in_one_line():
+  import os
+  import subprocess
+  import sys
+  from conftest import ROOT
+  out = subprocess.run(
+      [sys.executable, "-m", "farkle_jax.analyze", "evaluate", "--config",
+       "configs/tiny.py:minimal", "--config.rules.final_round=True",
+       "--a", "maxscore", "--b", "bank:300"], cwd=ROOT, capture_output=True,
+      text=True, env=dict(os.environ))
+  errors = [l for l in out.stderr.splitlines() if l.startswith("error: ")]
+  assert out.returncode == 2 and len(errors) == 1, out.stderr
+  assert "final_round" in errors[0] and "Traceback" not in out.stderr

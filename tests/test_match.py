@@ -113,3 +113,64 @@ def test_seeded_dice_repeat():
       match.Dice(4).roll(6) for _ in range(3)]
   faces = np.array(match.Dice(0).roll(6000))
   assert set(faces) == set(range(1, 7))
+
+
+@pytest.fixture(scope="module")
+def final_game(tmp_path_factory):
+  """Minimal rules to 1000 with an entry minimum and the final round."""
+  from configs import tiny
+  from farkle_jax.solver import driver
+  config = tiny.get_config("minimal")
+  config.rules.update(final_round=True, final_round_cap=1000,
+                      entry_minimum=300)
+  workdir = str(tmp_path_factory.mktemp("final"))
+  driver.run(config, workdir)
+  return SolvedGame.load(workdir)
+
+
+def _best_anywhere(game, s):
+  if s.phase == "keep":
+    return match.keep(game, s, match.options(game, s)[0].kept)
+  return match.decide(game, s, game.decision(match.position(game, s)).best)
+
+
+def test_final_round_games_end_after_the_last_turn(final_game):
+  computer = match.Computer(final_game, "optimal")
+  last_turns = 0
+  for seed in range(12):
+    s = _play(final_game, computer, match.Dice(seed), _best_anywhere)
+    total, _ = match.summary(s)
+    assert total < 1e-12
+    last_turns += any("one last turn" in line for line in s.log)
+    you, comp = match.scores(final_game, s)
+    assert max(you, comp) >= 1000
+    if s.bar:   # the chaser won only by finishing above the bar
+      assert (s.winner == s.mover) == (match.scores(final_game, s)[s.mover]
+                                       > s.bar)
+  assert last_turns >= 6
+
+
+def test_the_last_turn(final_game):
+  lay = final_game.layout
+  s = match.start(final_game)._replace(
+      key=(lay.index_of(950), lay.index_of(900), 0, 0))
+  s = match.roll(final_game, s, (1, 2, 3, 4, 6, 6))
+  s = match.keep(final_game, s, (1,))
+  assert s.phase == "decide"
+  s = match.decide(final_game, s, "bank")          # 1050: the computer's turn
+  assert s.bar == 1050 and s.mover == match.COMPUTER and s.phase == "roll"
+  assert "one last turn to beat 1050" in s.log[-1]
+  chances = match.options(final_game, s, (5, 2, 3, 4, 6, 6))
+  assert chances[0].win == pytest.approx(
+      final_round_chance(final_game, 1100 - 900 - 50, 5), abs=1e-15)
+  lost = match.roll(final_game, s, (2, 3, 4, 6, 6, 2))
+  assert lost.phase == "over" and lost.winner == match.PERSON
+  s = match.roll(final_game, s, (1, 1, 1, 2, 3, 4))  # 900 + 1000 > 1050
+  s = match.keep(final_game, s, (1, 1, 1))
+  assert s.phase == "over" and s.winner == match.COMPUTER
+  assert match.scores(final_game, s) == (1050, 1900)
+
+
+def final_round_chance(game, need_points, n):
+  from farkle_jax.game import final_round
+  return final_round.chance(game.rules, need_points // 50, n)

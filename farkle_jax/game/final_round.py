@@ -44,6 +44,14 @@ def _table(rules: Rules, size: int) -> np.ndarray:
   return reach_table(roll_tables.build(rules), size)
 
 
+def chance(rules: Rules, need: int, n: int) -> float:
+  """V(need, n): the chance to add at least `need` units rolling n dice."""
+  if need <= 0:
+    return 1.0
+  size = 1 << max(9, int(need).bit_length())   # few sizes: cached tables
+  return float(_table(rules, size)[need, n - 1])
+
+
 def chaser_wins(rules: Rules, need: np.ndarray) -> np.ndarray:
   """The chaser's chance to win from the start of the last turn, needing a
   turn total of at least `need` units (the bar minus the chaser's score,

@@ -18,7 +18,7 @@ import numpy as np
 
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.strategy import catalog
-from farkle_jax.strategy.solved_game import Advice, Choice, Position
+from farkle_jax.strategy.solved_game import Choice, Position
 from farkle_jax.strategy.solved_game import PositionError, SolvedGame
 
 PERSON, COMPUTER = 0, 1
@@ -51,14 +51,13 @@ class MatchState(NamedTuple):
   turn: int                       # turns begun so far
   moves: tuple[Move, ...]         # the person's decisions
   log: tuple[str, ...]            # what happened, in words
+  bar: int = 0                    # final round: the total the mover must
+                                  # beat in this last turn (0: none)
 
 
 def start(game: SolvedGame, first: int = PERSON, b: int = 0, d: int = 0
           ) -> MatchState:
   """A new game from banked scores b (first player) and d (second)."""
-  if game.rules.final_round:
-    raise PositionError("games against the computer do not play the final "
-                        "round yet: use a run without rules.final_round")
   key = game.layout.opening_key(b, d)
   return MatchState(key, first, 0, N_DICE, (), "roll", None, 1, (),
                     (f"{NAMES[first]} to play first",))
@@ -67,8 +66,10 @@ def start(game: SolvedGame, first: int = PERSON, b: int = 0, d: int = 0
 def scores(game: SolvedGame, s: MatchState) -> tuple[int, int]:
   """Banked points of the person and of the computer."""
   me, other = (int(game.layout.points(i)) for i in s.key[:2])
-  if s.phase == "over":
-    me += s.t   # the winning bank, past the last score a key holds
+  if s.bar:
+    other = s.bar   # the leader's total, past the last score a key holds
+  if s.phase == "over" and s.winner == s.mover:
+    me += s.t       # the winning bank
   return (me, other) if s.mover == PERSON else (other, me)
 
 
@@ -80,15 +81,30 @@ def position(game: SolvedGame, s: MatchState) -> Position:
                   s.t, s.n)
 
 
+def options(game: SolvedGame, s: MatchState, dice: Sequence[int] | None = None
+            ) -> tuple[Choice, ...]:
+  """Every way to set aside the dice showing (or `dice`), best first, with
+  the mover's win probability after each (the last turn's own chances in
+  a final round)."""
+  dice = s.dice if dice is None else tuple(dice)
+  if s.bar:
+    b = position(game, s).b
+    return game.advise_last_turn(b, s.bar, s.t, s.n, dice).choices
+  return game.advise(position(game, s), dice).choices
+
+
 def roll(game: SolvedGame, s: MatchState, dice: Sequence[int]) -> MatchState:
   """The player to move rolls `dice` (their faces); a farkle ends the turn."""
   _expect(s, "roll")
-  adv = game.advise(position(game, s), tuple(dice))
+  choices = options(game, s, dice)
   who = NAMES[s.mover]
-  text = " ".join(map(str, adv.roll))
-  if adv.choices:
-    return s._replace(dice=adv.roll, phase="keep",
+  text = " ".join(map(str, dice))
+  if choices:
+    return s._replace(dice=tuple(dice), phase="keep",
                       log=s.log + (f"{who} rolled {text}",))
+  if s.bar:
+    return s._replace(phase="over", winner=1 - s.mover, log=s.log + (
+        f"{who} rolled {text}: farkle, {NAMES[1 - s.mover]} won",))
   fields = game.layout.farkle_fields(tuple(np.array(k) for k in s.key))
   lost = s.key[0] - int(fields[1])
   note = (f", and lost {lost * game.layout.unit} points for "
@@ -99,17 +115,17 @@ def roll(game: SolvedGame, s: MatchState, dice: Sequence[int]) -> MatchState:
 def keep(game: SolvedGame, s: MatchState, kept: Sequence[int]) -> MatchState:
   """The player to move sets the dice `kept` aside (faces, any order)."""
   _expect(s, "keep")
-  adv = game.advise(position(game, s), s.dice)
+  choices = options(game, s)
   want = tuple(sorted(kept, reverse=True))
-  choice = next((c for c in adv.choices if c.kept == want), None)
+  choice = next((c for c in choices if c.kept == want), None)
   if choice is None:
-    allowed = "; ".join(" ".join(map(str, c.kept)) for c in adv.choices)
+    allowed = "; ".join(" ".join(map(str, c.kept)) for c in choices)
     raise PositionError(f"cannot keep {' '.join(map(str, kept)) or 'nothing'}"
                         f" from {' '.join(map(str, s.dice))}: allowed are "
                         f"{allowed}")
   moves = s.moves
   if s.mover == PERSON:
-    best = adv.choices[0]
+    best = choices[0]
     moves += (Move(s.turn, _where(game, s), f"keep {_faces(choice)}",
                    f"keep {_faces(best)}", choice.win, best.win),)
   s = s._replace(t=choice.t, n=choice.n, dice=(), moves=moves,
@@ -118,6 +134,8 @@ def keep(game: SolvedGame, s: MatchState, kept: Sequence[int]) -> MatchState:
                               "to roll",))
   if choice.wins_now:
     return _bank(game, s)
+  if s.bar:
+    return s._replace(phase="roll")   # the last turn: roll until past it
   if choice.t < game.bank_minimum(position(game, s).b):
     return s._replace(phase="roll")
   return s._replace(phase="decide")
@@ -168,13 +186,13 @@ class Computer:
   def choose(self, s: MatchState) -> Choice:
     """The dice the computer keeps: a choice that wins, else the one whose
     turn state its strategy prefers (the first on ties)."""
-    adv: Advice = self.game.advise(position(self.game, s), s.dice)
-    wins = [c for c in adv.choices if c.wins_now]
-    if wins:
-      return wins[0]
+    choices = options(self.game, s)
+    wins = [c for c in choices if c.wins_now]
+    if wins or s.bar:
+      return (wins or choices)[0]
     prefer, _ = self._policy(s)
     unit, top = self.game.layout.unit, prefer.shape[0] - 1
-    by_state = sorted(adv.choices, key=lambda c: (c.t, c.n))
+    by_state = sorted(choices, key=lambda c: (c.t, c.n))
     return max(by_state, key=lambda c: prefer[min(c.t // unit, top), c.n - 1])
 
   def action(self, s: MatchState) -> str:
@@ -231,9 +249,15 @@ def _bank(game: SolvedGame, s: MatchState) -> MatchState:
   fields = lay.after_bank(s.key, s.t // lay.unit)
   who = NAMES[s.mover]
   total = int(lay.points(fields[1]))
-  if fields[1] >= lay.num_scores:
+  if s.bar or fields[1] >= lay.num_scores and not game.rules.final_round:
     return s._replace(phase="over", winner=s.mover, log=s.log + (
         f"{who} banked {s.t}: {total} points, {who} won",))
+  if fields[1] >= lay.num_scores:   # the final round: one last turn
+    other = NAMES[1 - s.mover]
+    s = _next_turn(s, (s.key[1], s.key[0], s.key[3], s.key[2]),
+                   f"{who} banked {s.t}: {total} points; {other} has one "
+                   f"last turn to beat {total}")
+    return s._replace(bar=total)
   return _next_turn(s, fields, f"{who} banked {s.t}: {total} points")
 
 

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from farkle_jax.game import roll_tables, scoring
+from farkle_jax.game import final_round, roll_tables, scoring
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import queries, results
 
@@ -96,6 +96,18 @@ def parse_dice(text: str) -> tuple[int, ...]:
     raise PositionError(f"roll {text!r}: expected the faces of the dice, "
                         "e.g. 6,5,3,3,3,2")
   return faces
+
+
+def _check_roll(roll: Sequence[int], n: int) -> tuple[int, ...]:
+  roll = tuple(roll)
+  text = ",".join(str(x) for x in roll)
+  if any(not isinstance(x, (int, np.integer)) or not 1 <= x <= 6
+         for x in roll):
+    raise PositionError(f"roll {text}: faces are 1..6")
+  if len(roll) != n:
+    raise PositionError(f"roll {text}: {len(roll)} dice, but n={n} dice "
+                        "are rolled")
+  return roll
 
 
 class SolvedGame:
@@ -198,14 +210,7 @@ class SolvedGame:
   def advise(self, p: Position, roll: Sequence[int]) -> Advice:
     """Every way to set dice aside from `roll` (faces 1..6 of p.n dice),
     best first, and bank or roll after the best one."""
-    roll = tuple(roll)
-    text = ",".join(str(x) for x in roll)
-    if any(not isinstance(x, (int, np.integer)) or not 1 <= x <= 6
-           for x in roll):
-      raise PositionError(f"roll {text}: faces are 1..6")
-    if len(roll) != p.n:
-      raise PositionError(f"roll {text}: {len(roll)} dice, but n={p.n} "
-                          "dice are rolled")
+    roll = _check_roll(roll, p.n)
     key, bi, t = self._key(p)
     counts = tuple(roll.count(face) for face in range(1, 7))
     lay, values = self.layout, self.turns.of(key).value
@@ -224,6 +229,27 @@ class SolvedGame:
     best = choices[0]
     return Advice(p, roll, tuple(choices), None,
                   self._decision(key, best.t // lay.unit, best.n))
+
+  def advise_last_turn(self, b: int, bar: int, t: int, n: int,
+                       roll: Sequence[int]) -> Advice:
+    """The final round's last turn (rules.final_round): every way to set
+    dice aside, best first, with the chance to finish above `bar` (points)
+    from banked score b, rolling on until then (`game.final_round`)."""
+    roll = _check_roll(roll, n)
+    unit = self.layout.unit
+    need = max(bar - b + unit, self.bank_minimum(b))
+    counts = tuple(roll.count(face) for face in range(1, 7))
+    choices = []
+    for kept, points in scoring.keeps(self.rules, counts):
+      rest = (need - t - points) // unit
+      n2 = roll_tables.next_dice(n, sum(kept))
+      faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
+      choices.append(Choice(faces, points, t + points, n2,
+                            final_round.chance(self.rules, rest, n2),
+                            rest <= 0))
+    choices.sort(key=lambda c: (-c.win, -c.points, -len(c.kept)))
+    return Advice(Position(b, bar, t=t, n=n), roll, tuple(choices),
+                  None if choices else 0.0, None)
 
   def _after_farkle(self, key: int) -> float:
     """W of the player who farkled: 1 - W0 of the opponent's next key."""

@@ -156,7 +156,8 @@ function renderGame() {
   document.getElementById("scoreboard").textContent =
       `You ${game.you} \u2014 computer (${game.opponent}) ${game.computer}, ` +
       `goal ${game.goal}. Turn ${game.turn}` +
-      (game.phase === "over" ? "." : `: turn total ${game.t}, ${game.n} dice.`);
+      (game.phase === "over" ? "." : `: turn total ${game.t}, ${game.n} dice.`) +
+      (game.bar && game.phase !== "over" ? ` Last turn: beat ${game.bar}.` : "");
   document.getElementById("dice").textContent = dice(game.dice);
   const options = document.getElementById("options");
   options.innerHTML = "";
