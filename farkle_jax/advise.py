@@ -76,7 +76,7 @@ def main(argv):
                                       _ALLOW.value)
   pos = solved_game.Position(_B.value, _D.value, _F.value, _E.value, _T.value,
                         _N.value)
-  bank_min = game.bank_minimum(pos.b)
+  bank_min = game.bank_minimum(pos.b, pos.b_on)
   if roll is None:
     dec = game.decision(pos)
     print(json.dumps({"position": pos._asdict(), **dec.as_dict()}, indent=1)

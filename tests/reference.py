@@ -181,6 +181,59 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
   return w0, V
 
 
+def solve_on_board(goal: int, floor: int, entry: int, tol: float = 1e-15,
+                   max_iter: int = 2000) -> np.ndarray:
+  """The Facebook rules (with their penalty) and an entry minimum, with an
+  explicit on-board flag per player: W0[b, d, f, e, g, h], scores indexed
+  from the floor, g (h) = 1 once the player to move (the opponent) has
+  banked. A player not on the board may bank only t >= entry; banking puts
+  them on the board. Keys off the board with a positive score exist here
+  but no play reaches them."""
+  step, bank_min, penalty, nf = 50, 300, 500, 3
+  scores = np.arange(floor, goal, step)
+  nb = len(scores)
+  shape = (nb, nb, nf, nf, 2, 2)
+  bi, di, fi, ei, gi, hi = np.meshgrid(*(np.arange(n) for n in shape),
+                                       indexing="ij")
+  b = scores[bi]
+  least = np.where(gi == 1, bank_min, max(bank_min, entry))
+  t_max = np.maximum(least - step, goal - step - b)
+  top = int(t_max.max())
+  dists = {n: distribution("facebook", n) for n in range(1, 7)}
+  w0 = np.full(shape, 0.5)
+  for _ in range(max_iter):
+    b_next = np.where(fi == nf - 1, np.maximum(0, bi - penalty // step), bi)
+    x_farkle = 1 - w0[di, b_next, ei, (fi + 1) % nf, hi, gi]
+    V: dict[int, list] = {}
+
+    def value(t, n):
+      return np.ones(shape) if t > top else V[t][n - 1]
+
+    for t in range(top, -1, -step):
+      row = []
+      for n in range(1, 7):
+        farkle, sets = dists[n]
+        roll = float(farkle) * x_farkle
+        for sset, p in sets.items():
+          best = None
+          for k, pts in sset:
+            v = value(t + pts, 6 if k == n else n - k)
+            best = v if best is None else np.maximum(best, v)
+          roll = roll + float(p) * best
+        total = bi + t // step
+        bank = np.where(total >= nb, 1.0,
+                        1 - w0[di, np.minimum(total, nb - 1), ei, 0, hi, 1])
+        w = np.where(t >= least, np.maximum(roll, bank), roll)
+        row.append(np.where(t > t_max, 1.0, w))
+      V[t] = row
+    new = V[0][5]
+    change = np.abs(new - w0).max()
+    w0 = new
+    if change < tol:
+      break
+  return w0
+
+
 def start_value(rules: str, goal: int, floor: int, w0: np.ndarray,
                 key: tuple[int, int, int, int]) -> float:
   """W(t = 0, n = 6) of one key (b, d, f, e indices from the floor) by one

@@ -72,9 +72,39 @@ class StateLayout:
     return self.rules.penalty // self.unit
 
   @property
+  def num_off(self) -> int:
+    """K: banked-score indices of players not on the board yet, kept apart
+    only with both an entry minimum and a penalty (docs/model.md §1)."""
+    return len(self.off_scores)
+
+  @property
+  def off_scores(self) -> tuple[int, ...]:
+    """Scores (units, ascending) a player not on the board can have: 0, and
+    what penalties leave of it down to the floor."""
+    if not (self.entry and self.penalty):
+      return ()
+    return tuple(sorted({max(self.low, -k * self.penalty)
+                         for k in range(-self.low // self.penalty + 2)}))
+
+  @property
   def num_scores(self) -> int:
-    """B = D: banked scores from the floor to goal - step."""
-    return self.goal - self.low
+    """B = D: the K scores off the board, then on it from the floor to
+    goal - step."""
+    return self.num_off + self.goal - self.low
+
+  def score_units(self, b, xp: ModuleType = np):
+    """Banked score (units) of banked-score index b."""
+    k = self.num_off
+    if not k:
+      return b + self.low
+    off = xp.asarray(self.off_scores, np.int32)
+    return xp.where(b < k, off[xp.minimum(b, k - 1)], b - k + self.low)
+
+  def on_board(self, b, xp: ModuleType = np):
+    """The index b stands for once its player is on the board."""
+    if not self.num_off:
+      return b
+    return self.score_units(b, xp) - self.low + self.num_off
 
   @property
   def num_farkle(self) -> int:
@@ -103,14 +133,26 @@ class StateLayout:
     """
     if not self.entry:
       return self.bank_min
-    return xp.where(b + self.low == 0, max(self.bank_min, self.entry),
-                    self.bank_min)
+    first = max(self.bank_min, self.entry)
+    if self.num_off:
+      return xp.where(b < self.num_off, first, self.bank_min)
+    return xp.where(b + self.low == 0, first, self.bank_min)
 
   def bank_floor_at(self, base, xp: ModuleType = np):
     """`bank_floor` of the banker of keys whose `bank_base` is `base`."""
     if not self.entry:
       return self.bank_min
+    if self.num_off:   # a banker off the board has a negative base
+      return xp.where(base < 0, max(self.bank_min, self.entry),
+                      self.bank_min)
     return self.bank_floor((base // self.bank_stride) % self.padded_width, xp)
+
+  def bank_position(self, base, t, xp: ModuleType = np):
+    """Padded-vector position of banking t units from keys of `bank_base`
+    `base` (a banker off the board has it as -1 - position)."""
+    if self.num_off:
+      base = xp.where(base < 0, -1 - base, base)
+    return base + t * self.bank_stride
 
   @property
   def past_goal(self) -> int:
@@ -123,7 +165,7 @@ class StateLayout:
   def t_max(self, b, xp: ModuleType = np):
     """Largest non-terminal turn total (units) for banked-score index b."""
     return xp.maximum(self.bank_floor(b, xp) - 1,
-                      self.goal - 1 - (b + self.low) + self.past_goal)
+                      self.goal - 1 - self.score_units(b, xp) + self.past_goal)
 
   @property
   def num_rows(self) -> int:
@@ -138,18 +180,32 @@ class StateLayout:
     return int(tcount.sum()) * per_b
 
   # Scores.
-  def index_of(self, score: int, field: str = "score") -> int:
-    """Banked-score index of `score` points; ValueError if out of range."""
+  def index_of(self, score: int, field: str = "score",
+               on_board: bool | None = None) -> int:
+    """Banked-score index of `score` points; ValueError if out of range.
+
+    With an entry minimum and a penalty (`num_off`), `on_board` says
+    whether the player has banked yet; by default a score of 0 is not on
+    the board and any other is. Otherwise a score of 0 says it alone.
+    """
+    if on_board is None:
+      on_board = score != 0
     if score % self.unit or not self.rules.low <= score < self.rules.goal:
       raise ValueError(
           f"{field}={score} is not a banked score of these rules: allowed are "
           f"multiples of {self.unit} from {self.rules.low} to "
           f"{self.rules.goal - self.unit}")
-    return score // self.unit - self.low
+    if not on_board and self.num_off:
+      if score // self.unit not in self.off_scores:
+        raise ValueError(
+            f"{field}={score} off the board: allowed are "
+            f"{[x * self.unit for x in self.off_scores]}")
+      return self.off_scores.index(score // self.unit)
+    return score // self.unit - self.low + self.num_off
 
   def points(self, index):
     """Banked score in points of banked-score index (inverse of index_of)."""
-    return (index + self.low) * self.unit
+    return self.score_units(index) * self.unit
 
   # Keys.
   def key_index(self, b, d, f, e):
@@ -173,8 +229,13 @@ class StateLayout:
     """The opponent's key after a farkle from key `fields`."""
     b, d, f, e = fields
     last = f == self.num_farkle - 1
+    k = self.num_off
     if self.penalty > 0:
-      b = xp.where(last, xp.maximum(0, b - self.penalty), b)
+      # Off the board the scores below 0 are one index apart.
+      lower = xp.maximum(k, b - self.penalty)
+      if k:
+        lower = xp.where(b < k, xp.maximum(0, b - 1), lower)
+      b = xp.where(last, lower, b)
     return d, b, e, (f + 1) % self.num_farkle
 
   def farkle_index(self, fields: Fields | None = None) -> np.ndarray:
@@ -183,11 +244,11 @@ class StateLayout:
     fields = self.chunk_fields() if fields is None else fields
     return np.asarray(self.key_index(*self.farkle_fields(fields)), np.int32)
 
-  def after_bank(self, fields: Fields, t) -> Fields:
+  def after_bank(self, fields: Fields, t, xp: ModuleType = np) -> Fields:
     """The opponent's key after banking t units from key `fields` (its d
     index may lie past the last score: the bank won)."""
     b, d, _, e = fields
-    return d, b + t, e, 0
+    return d, self.on_board(b, xp) + t, e, 0
 
   # The padded start vector.
   @property
@@ -222,11 +283,14 @@ class StateLayout:
 
   def bank_base(self, fields: Fields | None = None, xp: ModuleType = np):
     """Padded-vector position of banking t = 0 from each key; banking t
-    reads `bank_base + t * bank_stride` (default: every padded key of
-    `chunk_fields`)."""
+    reads `bank_position(bank_base, t)` (default: every padded key of
+    `chunk_fields`). A banker not on the board (`num_off`) gets -1 - that
+    position, so the bank minimum can be told from the base alone."""
     fields = self.chunk_fields() if fields is None else fields
-    return xp.asarray(self.padded_index(*self.after_bank(fields, 0)),
-                      np.int32)
+    base = np.asarray(self.padded_index(*self.after_bank(fields, 0)))
+    if self.num_off:
+      base = np.where(np.asarray(fields[0]) < self.num_off, -1 - base, base)
+    return xp.asarray(base, np.int32)
 
   def padded_start(self, w0, xp: ModuleType = np):
     """W0 [B, D, F, E] as the padded start vector [padded_size]."""
@@ -248,7 +312,8 @@ class StateLayout:
       return np.zeros((B, self.bank_padding))
     d = np.arange(B)[:, None]
     j = np.arange(self.bank_padding)[None, :]
-    need = np.maximum(self.goal + j - (d + self.low) + 1, self.bank_floor(d))
+    need = np.maximum(self.goal + j - self.score_units(d) + 1,
+                      self.bank_floor(d))
     return np.where(j < self.past_goal,
                     final_round.chaser_wins(self.rules, need), 0.0)
 
@@ -268,8 +333,8 @@ class StateLayout:
       rows: number of turn totals.
     """
     t = np.arange(rows)
-    return 1 - padded[self.bank_base(fields)[:, None]
-                      + t[None, :] * self.bank_stride]
+    return 1 - padded[self.bank_position(self.bank_base(fields)[:, None],
+                                         t[None, :])]
 
   # In-turn states.
   @staticmethod

@@ -56,8 +56,8 @@ class Rules:
     penalty_count: farkle turns in a row that cost `penalty`.
     floor: banked scores are clamped below at this value after a penalty.
     entry_minimum: the smallest first bank, to get on the board (0 = off;
-      typical 500 or 1000); afterwards `bank_minimum` applies. Needs rules
-      without a farkle penalty (docs/model.md §1).
+      typical 500 or 1000); afterwards `bank_minimum` applies
+      (docs/model.md §1).
     final_round: when a player banks at or above the goal, the other gets
       one last turn and wins only by finishing strictly higher (a tie goes
       to the player who reached the goal first).
@@ -174,12 +174,6 @@ def _validate_entry(r: Rules) -> None:
   if e and not r.bank_minimum <= e <= r.goal:
     _fail("entry_minimum", e, f"0 (off) or from bank_minimum="
           f"{r.bank_minimum} to goal={r.goal}")
-  if e and r.has_penalty:
-    # Without a penalty a score of 0 is exactly "not on the board"; with
-    # one, scores return to 0 and below, and the model would need a bit per
-    # player (docs/model.md §1).
-    _fail("entry_minimum", e, "0 while there is a farkle penalty (set "
-          "rules.penalty = 0 to use an entry minimum)")
 
 
 def facebook(floor: int = -2500, goal: int = 10_000) -> Rules:

@@ -102,8 +102,8 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
     best = jnp.concatenate(best, axis=0)           # [R, k]
     value = jnp.dot(roll.set_weight, best,
                     precision=jax.lax.Precision.HIGHEST) + farkle_term
-    bank = jnp.where(t >= layout.bank_floor_at(bank_base, jnp),
-                     1 - padded[bank_base + t * layout.bank_stride], 0.0)
+    bank = jnp.where(t >= layout.bank_floor_at(bank_base, jnp), 1 - padded[
+        layout.bank_position(bank_base, t, jnp)], 0.0)
     new = jnp.maximum(value, bank[None, :])         # [6, k]
     rolled = (jax.lax.dynamic_update_index_in_dim(rolled, value, t, axis=0)
               if rolls else rolled)
@@ -191,7 +191,7 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
                    precision=jax.lax.Precision.HIGHEST)             # [6, k]
     here = jnp.where(t == 0, start, here)
     value = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)    # [6, k]
-    banked = 1 - padded[bank_base + t * layout.bank_stride]
+    banked = 1 - padded[layout.bank_position(bank_base, t, jnp)]
     banks = (t >= floor) & (banked[None] >= value)
     bank = bank.at[t].set(jnp.where(banks, here, 0).sum(axis=0))
     out = jnp.where(banks, 0, here)

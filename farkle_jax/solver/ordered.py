@@ -121,8 +121,8 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   np.add.at(states, stage, (layout.t_max(b) + 1) * N_DICE)
   t_max = np.zeros((S, U, G), np.int64)
   t_max[stage, sub, slot] = layout.t_max(b)
-  tables, exit_size, pass_steps = newton.build(layout, keys, farkle, bank,
-                                               t_max)
+  tables, exit_size, pass_steps = newton.build(
+      layout, keys, farkle, layout.bank_position(bank, 0), t_max)
   stages = StageTables(*(jnp.asarray(x, jnp.int32) for x in
                          (keys, farkle, partner, bank, top)),
                        work=jnp.asarray(states / layout.num_states),

@@ -253,7 +253,8 @@ def sweep(vector: jax.Array, tables: WaveTables, roll: bellman.RollArrays,
     x_farkle = 1 - vector[tables.farkle[key]]
     base = tables.bank_base[key]
     bank = jnp.where(t >= layout.bank_floor_at(base, jnp),
-                     1 - vector[base + jnp.maximum(t, 0) * layout.bank_stride],
+                     1 - vector[layout.bank_position(base, jnp.maximum(t, 0),
+                                                     jnp)],
                      -jnp.inf)
     new, slope = jax.jvp(
         lambda ring, x: _row_step(ring, x, t, tmax, bank, roll, layout, rows),

@@ -78,7 +78,7 @@ def position(game: SolvedGame, s: MatchState) -> Position:
   b, d, f, e = s.key
   lay = game.layout
   return Position(int(lay.points(b)), int(lay.points(d)), int(f), int(e),
-                  s.t, s.n)
+                  s.t, s.n, bool(b >= lay.num_off), bool(d >= lay.num_off))
 
 
 def options(game: SolvedGame, s: MatchState, dice: Sequence[int] | None = None
@@ -88,8 +88,9 @@ def options(game: SolvedGame, s: MatchState, dice: Sequence[int] | None = None
   a final round)."""
   dice = s.dice if dice is None else tuple(dice)
   if s.bar:
-    b = position(game, s).b
-    return game.advise_last_turn(b, s.bar, s.t, s.n, dice).choices
+    p = position(game, s)
+    return game.advise_last_turn(p.b, s.bar, s.t, s.n, dice,
+                                 p.b_on).choices
   return game.advise(position(game, s), dice).choices
 
 
@@ -136,7 +137,8 @@ def keep(game: SolvedGame, s: MatchState, kept: Sequence[int]) -> MatchState:
     return _bank(game, s)
   if s.bar:
     return s._replace(phase="roll")   # the last turn: roll until past it
-  if choice.t < game.bank_minimum(position(game, s).b):
+  p = position(game, s)
+  if choice.t < game.bank_minimum(p.b, p.b_on):
     return s._replace(phase="roll")
   return s._replace(phase="decide")
 

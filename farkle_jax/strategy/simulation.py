@@ -128,7 +128,7 @@ def _step(games: _Games, u, pols, roll_arrays, layout: StateLayout
   n_new = jnp.take_along_axis(n_opt, j[:, None], 1)[:, 0]
   wins = ~banks & ~farkled & (t_new > t_max)
   ends = banks | farkled
-  _, me_bank, _, fm_bank = layout.after_bank(fields, t)
+  _, me_bank, _, fm_bank = layout.after_bank(fields, t, jnp)
   _, me_farkle, _, fm_farkle = layout.farkle_fields(fields, jnp)
   me_new = jnp.where(banks, me_bank, jnp.where(farkled, me_farkle, me))
   fm_new = jnp.where(banks, fm_bank, jnp.where(farkled, fm_farkle, fm))

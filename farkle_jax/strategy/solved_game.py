@@ -43,6 +43,10 @@ class Position(NamedTuple):
   e: int = 0   # farkle turns in a row of the opponent
   t: int = 0   # turn total so far
   n: int = 6   # dice to roll
+  # Whether each player has banked yet: only asked with an entry minimum
+  # and a penalty (None: a score of 0 is not on the board, others are).
+  b_on: bool | None = None
+  d_on: bool | None = None
 
 
 class Decision(NamedTuple):
@@ -150,7 +154,8 @@ class SolvedGame:
     """(flat key, banked-score index, turn row) of a valid position."""
     lay = self.layout
     try:
-      bi, di = lay.index_of(p.b, "b"), lay.index_of(p.d, "d")
+      bi = lay.index_of(p.b, "b", p.b_on)
+      di = lay.index_of(p.d, "d", p.d_on)
     except ValueError as e:
       raise PositionError(str(e)) from None
     for name, v in (("f", p.f), ("e", p.e)):
@@ -173,11 +178,11 @@ class SolvedGame:
           "aside score")
     return int(lay.key_index(bi, di, p.f, p.e)), bi, t
 
-  def bank_minimum(self, b: int) -> int:
+  def bank_minimum(self, b: int, on_board: bool | None = None) -> int:
     """Smallest turn total a player with banked score b may bank (points):
     the entry minimum while not on the board, else the bank minimum."""
     try:
-      index = self.layout.index_of(b, "b")
+      index = self.layout.index_of(b, "b", on_board)
     except ValueError as e:
       raise PositionError(str(e)) from None
     return int(self.layout.bank_floor(index) * self.layout.unit)
@@ -231,13 +236,14 @@ class SolvedGame:
                   self._decision(key, best.t // lay.unit, best.n))
 
   def advise_last_turn(self, b: int, bar: int, t: int, n: int,
-                       roll: Sequence[int]) -> Advice:
+                       roll: Sequence[int], on_board: bool | None = None
+                       ) -> Advice:
     """The final round's last turn (rules.final_round): every way to set
     dice aside, best first, with the chance to finish above `bar` (points)
     from banked score b, rolling on until then (`game.final_round`)."""
     roll = _check_roll(roll, n)
     unit = self.layout.unit
-    need = max(bar - b + unit, self.bank_minimum(b))
+    need = max(bar - b + unit, self.bank_minimum(b, on_board))
     counts = tuple(roll.count(face) for face in range(1, 7))
     choices = []
     for kept, points in scoring.keeps(self.rules, counts):
