@@ -78,21 +78,24 @@ def distribution(rules: str, n: int):
 
 
 @functools.lru_cache(maxsize=None)
-def reach(rules: str, need: int, n: int = 6) -> float:
+def reach(rules: str, need: int, n: int = 6, tie: bool = False) -> float:
   """Best chance to add at least `need` points to the turn total before a
   farkle, rolling n dice and never stopping short (the final round's last
-  turn), from the ordered-roll distributions."""
+  turn), from the ordered-roll distributions. With `tie`, 50 points short
+  is a tie the player may stop at for half a win."""
   if need <= 0:
     return 1.0
   farkle, sets = distribution(rules, n)
-  return sum(float(p) * max(reach(rules, need - pts, 6 if k == n else n - k)
+  roll = sum(float(p) * max(reach(rules, need - pts, 6 if k == n else n - k,
+                                  tie)
                             for k, pts in sset)
              for sset, p in sets.items())
+  return max(roll, 0.5) if tie and need == 50 else roll
 
 
 def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
           max_iter: int = 2000, entry: int = 0, final_round: bool = False,
-          cap: int = 0) -> tuple[np.ndarray, list]:
+          cap: int = 0, ties: str = "leader") -> tuple[np.ndarray, list]:
   """Solves a reference rule set with the given goal (and floor if it has a
   penalty). Returns W0[b, d, f, e] with scores indexed from the floor, and
   the in-turn values V[t][n - 1] (arrays over keys) of the last iteration.
@@ -128,7 +131,8 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
     for i, j in itertools.product(range(nb), range(nb)):
       c, x = scores[j], scores[i] + t
       least = entry if (entry and c == 0) else bank_min
-      out[i, j] = reach(rules, max(x - c + step, least))
+      out[i, j] = reach(rules, max(x - c + step, least), 6,
+                        ties == "shared" and x - c >= least)
     return out[:, :, None, None]
 
   chased = {}

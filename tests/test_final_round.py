@@ -185,3 +185,19 @@ def test_strategy_evaluation_refuses_it_in_one_line():
   errors = [l for l in out.stderr.splitlines() if l.startswith("error: ")]
   assert out.returncode == 2 and len(errors) == 1, out.stderr
   assert "final_round" in errors[0] and "Traceback" not in out.stderr
+
+
+def test_shared_ties_against_the_reference():
+  rules = _rules(final_round_ties="shared")
+  table = final_round.reach_table(roll_tables.build(rules), 12, tie=True)
+  for m in range(1, 13):
+    assert table[m, 5] == pytest.approx(
+        reference.reach("minimal", 50 * m, 6, True), abs=1e-14)
+  assert table[1].min() >= 0.5
+  ref, _ = reference.solve("minimal", 1000, 0, final_round=True, cap=500,
+                           ties="shared")
+  for method in ("ordered", "wavefront"):
+    got, _ = _solve(method, rules)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+  leader, _ = _solve("ordered", _rules())
+  assert got[0, 0, 0, 0] < leader[0, 0, 0, 0]   # ties help the chaser

@@ -26,9 +26,14 @@ from farkle_jax.game.rules import Rules
 N_DICE = 6
 
 
-def reach_table(roll: roll_tables.RollTables, size: int) -> np.ndarray:
+def reach_table(roll: roll_tables.RollTables, size: int, tie: bool = False
+                ) -> np.ndarray:
   """[size + 1, 6] V(m, n): the best chance to add at least m units (m = 0
-  .. size) to the turn total from a roll of n dice before farkling."""
+  .. size) to the turn total from a roll of n dice before farkling.
+
+  With `tie` (rules.final_round_ties = "shared"), one unit short is a tie
+  the chaser may stop at for half a win: V(1, n) = max(1/2, rolling on).
+  """
   v = np.zeros((size + 1, N_DICE))
   v[0] = 1.0
   dice = roll.set_dice - 1
@@ -36,26 +41,33 @@ def reach_table(roll: roll_tables.RollTables, size: int) -> np.ndarray:
     need = np.maximum(m - roll.opt_pts, 0)                 # [R, J]
     best = v[need, roll.opt_next - 1].max(axis=1)          # [R]
     v[m] = np.bincount(dice, roll.set_prob * best, N_DICE)
+    if tie and m == 1:
+      v[m] = np.maximum(v[m], 0.5)
   return v
 
 
 @functools.lru_cache(maxsize=8)
-def _table(rules: Rules, size: int) -> np.ndarray:
-  return reach_table(roll_tables.build(rules), size)
+def _table(rules: Rules, size: int, tie: bool) -> np.ndarray:
+  return reach_table(roll_tables.build(rules), size, tie)
 
 
-def chance(rules: Rules, need: int, n: int) -> float:
-  """V(need, n): the chance to add at least `need` units rolling n dice."""
+def chance(rules: Rules, need: int, n: int, tie: bool = False) -> float:
+  """V(need, n): the chance to add at least `need` units rolling n dice
+  (with `tie`, half a chance for stopping one unit short)."""
   if need <= 0:
     return 1.0
   size = 1 << max(9, int(need).bit_length())   # few sizes: cached tables
-  return float(_table(rules, size)[need, n - 1])
+  return float(_table(rules, size, tie)[need, n - 1])
 
 
-def chaser_wins(rules: Rules, need: np.ndarray) -> np.ndarray:
+def chaser_wins(rules: Rules, need: np.ndarray, tie: np.ndarray | bool = False
+                ) -> np.ndarray:
   """The chaser's chance to win from the start of the last turn, needing a
   turn total of at least `need` units (the bar minus the chaser's score,
-  plus one unit, and at least what the chaser may bank)."""
+  plus one unit, and at least what the chaser may bank); `tie` where a
+  shared tie may be banked (half a win)."""
   need = np.asarray(need)
   size = int(max(1, need.max()))
-  return _table(rules, size)[np.maximum(need, 0), N_DICE - 1]
+  idx = np.maximum(need, 0)
+  return np.where(tie, _table(rules, size, True)[idx, N_DICE - 1],
+                  _table(rules, size, False)[idx, N_DICE - 1])

@@ -312,10 +312,12 @@ class StateLayout:
       return np.zeros((B, self.bank_padding))
     d = np.arange(B)[:, None]
     j = np.arange(self.bank_padding)[None, :]
-    need = np.maximum(self.goal + j - self.score_units(d) + 1,
-                      self.bank_floor(d))
+    gap = self.goal + j - self.score_units(d)   # the tie's turn total
+    floor = self.bank_floor(d)
+    need = np.maximum(gap + 1, floor)
+    tie = (self.rules.final_round_ties == "shared") & (gap >= floor)
     return np.where(j < self.past_goal,
-                    final_round.chaser_wins(self.rules, need), 0.0)
+                    final_round.chaser_wins(self.rules, need, tie), 0.0)
 
   def unpad(self, vector):
     """W0 [B, D, F, E] from the padded start vector (numpy or jax)."""

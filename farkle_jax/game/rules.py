@@ -19,7 +19,7 @@ N_OF_A_KIND_MODES = ("none", "add", "double", "fixed")
 
 # Rules added after the first solved runs, and their "off" values.
 OPTIONAL = {"entry_minimum": 0, "final_round": False,
-            "final_round_cap": 4000}
+            "final_round_cap": 4000, "final_round_ties": "leader"}
 
 
 class RulesError(ValueError):
@@ -59,8 +59,11 @@ class Rules:
       typical 500 or 1000); afterwards `bank_minimum` applies
       (docs/model.md §1).
     final_round: when a player banks at or above the goal, the other gets
-      one last turn and wins only by finishing strictly higher (a tie goes
-      to the player who reached the goal first).
+      one last turn to finish higher (ties: `final_round_ties`).
+    final_round_ties: with `final_round`, a tie at the end: "leader" (the
+      player who reached the goal first wins: the chaser must finish
+      strictly higher) or "shared" (half a win each; the chaser may stop
+      at a tie).
     final_round_cap: with `final_round`, how far past the goal (points) the
       model follows a leader who rolls on to raise the bar; past it the
       leader is taken to have won (the cap experiment bounds the error).
@@ -85,6 +88,7 @@ class Rules:
   entry_minimum: int = 0
   final_round: bool = False
   final_round_cap: int = 4000
+  final_round_ties: str = "leader"
 
   def __post_init__(self):
     validate(self)
@@ -163,6 +167,8 @@ def validate(r: Rules) -> None:
   if not isinstance(r.final_round, bool):
     _fail("final_round", r.final_round, "True or False")
   multiple("final_round_cap", r.final_round_cap, s)
+  if r.final_round_ties not in ("leader", "shared"):
+    _fail("final_round_ties", r.final_round_ties, "'leader' or 'shared'")
   if not isinstance(r.name, str) or not r.name:
     _fail("name", r.name, "a non-empty string")
 

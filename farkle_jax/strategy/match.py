@@ -58,6 +58,9 @@ class MatchState(NamedTuple):
 def start(game: SolvedGame, first: int = PERSON, b: int = 0, d: int = 0
           ) -> MatchState:
   """A new game from banked scores b (first player) and d (second)."""
+  if game.rules.final_round and game.rules.final_round_ties != "leader":
+    raise PositionError("games against the computer play the final round "
+                        "with final_round_ties = 'leader' only")
   key = game.layout.opening_key(b, d)
   return MatchState(key, first, 0, N_DICE, (), "roll", None, 1, (),
                     (f"{NAMES[first]} to play first",))

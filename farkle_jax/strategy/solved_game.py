@@ -243,7 +243,9 @@ class SolvedGame:
     from banked score b, rolling on until then (`game.final_round`)."""
     roll = _check_roll(roll, n)
     unit = self.layout.unit
-    need = max(bar - b + unit, self.bank_minimum(b, on_board))
+    least = self.bank_minimum(b, on_board)
+    need = max(bar - b + unit, least)
+    tie = self.rules.final_round_ties == "shared" and bar - b >= least
     counts = tuple(roll.count(face) for face in range(1, 7))
     choices = []
     for kept, points in scoring.keeps(self.rules, counts):
@@ -251,7 +253,7 @@ class SolvedGame:
       n2 = roll_tables.next_dice(n, sum(kept))
       faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
       choices.append(Choice(faces, points, t + points, n2,
-                            final_round.chance(self.rules, rest, n2),
+                            final_round.chance(self.rules, rest, n2, tie),
                             rest <= 0))
     choices.sort(key=lambda c: (-c.win, -c.points, -len(c.kept)))
     return Advice(Position(b, bar, t=t, n=n), roll, tuple(choices),
