@@ -235,7 +235,7 @@ def solve_on_board(goal: int, floor: int, entry: int, tol: float = 1e-15,
     w0 = new
     if change < tol:
       break
-  return w0
+  return w0, V
 
 
 def start_value(rules: str, goal: int, floor: int, w0: np.ndarray,
@@ -380,3 +380,68 @@ def evaluate(rules: str, goal: int, floor: int, policy_a, policy_b,
       vals[me] = new
     if change < tol:
       return vals[0], vals[1]
+
+
+# N players (docs/model.md §8): the value of a state is the vector of every
+# player's win probability, seats counted from the player to move.
+
+def solve_players(players: int, goal: int, tol: float = 1e-15,
+                  max_iter: int = 5000) -> tuple[np.ndarray, dict]:
+  """The minimal rules for `players` players, each maximizing their own
+  win probability. Returns W0[s_0, .., s_{N-1}, i]: scores (index = points
+  / 50) in turn order from the player to move, and seat i's probability;
+  and the in-turn vectors V[t][n - 1] (t in score steps) of the last sweep.
+
+  Ties for the mover: banking is preferred to rolling at equal value, and
+  among scorings the first of the score set (fewest dice used) wins; the
+  other players' values decide nothing.
+  """
+  step, bank_min, N = 50, 50, players
+  nb = goal // step
+  shape = (nb,) * N
+  idx = np.meshgrid(*(np.arange(nb) for _ in range(N)), indexing="ij")
+  s0 = idx[0]
+  top = nb - 1
+  dists = {n: distribution("minimal", n) for n in range(1, 7)}
+  win = np.zeros(shape + (N,))
+  win[..., 0] = 1.0
+  w0 = np.full(shape + (N,), 1.0 / N)
+
+  def pass_on(w0, total):
+    """Current-seat vector after the turn passes with the mover at
+    `total` (index): the next mover's vector, seats rotated by one."""
+    nxt = w0[tuple(idx[1:]) + (np.minimum(total, nb - 1),)]
+    return np.roll(nxt, 1, axis=-1)
+
+  for _ in range(max_iter):
+    farkle_vec = pass_on(w0, s0)
+    V: dict[int, list] = {}
+
+    def value(t, n):
+      return win if t > top else V[t][n - 1]
+
+    for t in range(top, -1, -1):
+      row = []
+      for n in range(1, 7):
+        farkle, sets = dists[n]
+        roll = float(farkle) * farkle_vec
+        for sset, p in sets.items():
+          options = [value(t + pts // step, 6 if k == n else n - k)
+                     for k, pts in sset]
+          pick = np.argmax(np.stack([o[..., 0] for o in options]), axis=0)
+          best = np.choose(pick[..., None], options)
+          roll = roll + float(p) * best
+        w = roll
+        if t >= 1:   # bank minimum 50: any t > 0
+          total = s0 + t
+          bank = np.where((total >= nb)[..., None], win, pass_on(w0, total))
+          w = np.where((bank[..., 0] >= roll[..., 0])[..., None], bank, roll)
+        done = (s0 + t >= nb) & (t >= 1)
+        row.append(np.where(done[..., None], win, w))
+      V[t] = row
+    new = V[0][5]
+    change = np.abs(new - w0).max()
+    w0 = new
+    if change < tol:
+      break
+  return w0, V
