@@ -235,7 +235,7 @@ def solve_on_board(goal: int, floor: int, entry: int, tol: float = 1e-15,
     w0 = new
     if change < tol:
       break
-  return w0, V
+  return w0
 
 
 def start_value(rules: str, goal: int, floor: int, w0: np.ndarray,
