@@ -93,6 +93,21 @@ def reach(rules: str, need: int, n: int = 6, tie: bool = False) -> float:
   return max(roll, 0.5) if tie and need == 50 else roll
 
 
+def roll_value(dist, n: int, t: int, x_farkle, value):
+  """The value of rolling n dice at turn total t (points): a farkle is worth
+  `x_farkle`, every score set its best option, `value(t, n)` (scalars or
+  arrays over keys). `dist` is `distribution(rules, n)`."""
+  farkle, sets = dist
+  roll = float(farkle) * x_farkle
+  for sset, p in sets.items():
+    best = None
+    for k, pts in sset:
+      v = value(t + pts, 6 if k == n else n - k)
+      best = v if best is None else np.maximum(best, v)
+    roll = roll + float(p) * best
+  return roll
+
+
 def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
           max_iter: int = 2000, entry: int = 0, final_round: bool = False,
           cap: int = 0, ties: str = "leader") -> tuple[np.ndarray, list]:
@@ -157,14 +172,7 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
     for t in range(top, -1, -step):
       row = []
       for n in range(1, 7):
-        farkle, sets = dists[n]
-        roll = float(farkle) * x_farkle
-        for sset, p in sets.items():
-          best = None
-          for k, pts in sset:
-            v = value(t + pts, 6 if k == n else n - k)
-            best = v if best is None else np.maximum(best, v)
-          roll = roll + float(p) * best
+        roll = roll_value(dists[n], n, t, x_farkle, value)
         w = roll
         if t >= bank_min:
           total = bi + t // step
@@ -216,14 +224,7 @@ def solve_on_board(goal: int, floor: int, entry: int, tol: float = 1e-15,
     for t in range(top, -1, -step):
       row = []
       for n in range(1, 7):
-        farkle, sets = dists[n]
-        roll = float(farkle) * x_farkle
-        for sset, p in sets.items():
-          best = None
-          for k, pts in sset:
-            v = value(t + pts, 6 if k == n else n - k)
-            best = v if best is None else np.maximum(best, v)
-          roll = roll + float(p) * best
+        roll = roll_value(dists[n], n, t, x_farkle, value)
         total = bi + t // step
         bank = np.where(total >= nb, 1.0,
                         1 - w0[di, np.minimum(total, nb - 1), ei, 0, hi, 1])
@@ -262,11 +263,7 @@ def start_value(rules: str, goal: int, floor: int, w0: np.ndarray,
 
   for t in range(t_max, -1, -step):
     for n in range(1, 7):
-      farkle, sets = distribution(rules, n)
-      roll = float(farkle) * x_farkle
-      for sset, p in sets.items():
-        roll += float(p) * max(value(t + pts, 6 if k == n else n - k)
-                               for k, pts in sset)
+      roll = roll_value(distribution(rules, n), n, t, x_farkle, value)
       w = roll
       if t >= bank_min:
         total = bi + t // step
