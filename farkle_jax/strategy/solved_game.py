@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -216,19 +216,15 @@ class SolvedGame:
     """Every way to set dice aside from `roll` (faces 1..6 of p.n dice),
     best first, and bank or roll after the best one."""
     roll = _check_roll(roll, p.n)
-    key, bi, t = self._key(p)
-    counts = tuple(roll.count(face) for face in range(1, 7))
+    key, bi, _ = self._key(p)
     lay, values = self.layout, self.turns.of(key).value
     top = int(lay.t_max(bi))
-    choices = []
-    for kept, points in scoring.keeps(self.rules, counts):
-      t2 = t + points // lay.unit
-      n2 = roll_tables.next_dice(p.n, sum(kept))
-      wins = t2 > top
-      faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
-      choices.append(Choice(faces, points, t2 * lay.unit, n2,
-                            1.0 if wins else float(values[t2, n2 - 1]), wins))
-    choices.sort(key=lambda c: (-c.win, -c.points, -len(c.kept)))
+
+    def worth(t2: int, n2: int) -> tuple[float, bool]:
+      u = t2 // lay.unit
+      return (1.0, True) if u > top else (float(values[u, n2 - 1]), False)
+
+    choices = self._choices(roll, p.n, p.t, worth)
     if not choices:
       return Advice(p, roll, (), self._after_farkle(key), None)
     best = choices[0]
@@ -246,18 +242,30 @@ class SolvedGame:
     least = self.bank_minimum(b, on_board)
     need = max(bar - b + unit, least)
     tie = self.rules.final_round_ties == "shared" and bar - b >= least
+
+    def worth(t2: int, n2: int) -> tuple[float, bool]:
+      rest = (need - t2) // unit
+      return final_round.chance(self.rules, rest, n2, tie), rest <= 0
+
+    choices = self._choices(roll, n, t, worth)
+    return Advice(Position(b, bar, t=t, n=n), roll, tuple(choices),
+                  None if choices else 0.0, None)
+
+  def _choices(self, roll: tuple[int, ...], n: int, t: int,
+               worth: Callable[[int, int], tuple[float, bool]]
+               ) -> tuple[Choice, ...]:
+    """Every legal way to set dice aside from `roll` (n dice) at turn total
+    t (points), best first; `worth(t2, n2)` is (win probability, whether it
+    wins now) of the state a choice leads to."""
     counts = tuple(roll.count(face) for face in range(1, 7))
     choices = []
     for kept, points in scoring.keeps(self.rules, counts):
-      rest = (need - t - points) // unit
       n2 = roll_tables.next_dice(n, sum(kept))
       faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
       choices.append(Choice(faces, points, t + points, n2,
-                            final_round.chance(self.rules, rest, n2, tie),
-                            rest <= 0))
-    choices.sort(key=lambda c: (-c.win, -c.points, -len(c.kept)))
-    return Advice(Position(b, bar, t=t, n=n), roll, tuple(choices),
-                  None if choices else 0.0, None)
+                            *worth(t + points, n2)))
+    return tuple(sorted(choices,
+                        key=lambda c: (-c.win, -c.points, -len(c.kept))))
 
   def _after_farkle(self, key: int) -> float:
     """W of the player who farkled: 1 - W0 of the opponent's next key."""
