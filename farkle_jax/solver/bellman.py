@@ -251,7 +251,7 @@ def turn_values(w0: jax.Array, keys: np.ndarray, layout: StateLayout,
   fields = layout.key_fields(keys)
   w0 = jnp.asarray(w0)
   rows = jnp.ones((layout.num_rows + 1, N_DICE, len(fields[0])), w0.dtype)
-  out, _ = _turn_pass(
+  out, _ = compiled_turn_pass(
       rows, 1 - w0.reshape(-1)[layout.farkle_index(fields)],
       layout.padded_start(w0, jnp), jnp.asarray(layout.bank_base(fields)),
       jnp.asarray(int(layout.t_max(fields[0]).max()), jnp.int32),
@@ -259,4 +259,7 @@ def turn_values(w0: jax.Array, keys: np.ndarray, layout: StateLayout,
   return np.asarray(out)
 
 
-_turn_pass = jax.jit(turn_pass, static_argnames=("layout", "relative"))
+# `turn_pass` compiled for the queries of a solved run (one per set of
+# shapes and static arguments, shared by every caller).
+compiled_turn_pass = jax.jit(
+    turn_pass, static_argnames=("layout", "relative", "picks", "rolls"))

@@ -14,7 +14,6 @@ import collections
 import json
 from typing import Any, NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -48,8 +47,6 @@ class Turns:
     self._cache: collections.OrderedDict[int, TurnRows] = (
         collections.OrderedDict())
     self._size = cache
-    self._pass = jax.jit(bellman.turn_pass, static_argnames=(
-        "layout", "relative", "rolls"))
 
   def of(self, key: int) -> TurnRows:
     """The turn values of flat key `key` (from `layout.key_index`)."""
@@ -60,7 +57,7 @@ class Turns:
     layout = self.layout
     fields = layout.key_fields(np.array([key]))
     x_farkle = 1 - self._flat[layout.farkle_index(fields)]
-    value, _, roll = self._pass(
+    value, _, roll = bellman.compiled_turn_pass(
         self._ones, jnp.asarray(x_farkle), self._padded,
         jnp.asarray(layout.bank_base(fields)),
         jnp.asarray(int(layout.t_max(fields[0][0])), jnp.int32), self._roll,
