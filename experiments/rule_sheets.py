@@ -69,6 +69,13 @@ def sheet(name: str, workdir: str) -> dict:
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  known = sorted(f[:-3] for f in os.listdir(os.path.join(root, "configs"))
+                 if f.endswith(".py") and not f.startswith("_"))
+  for name in _SHEETS.value:
+    if name not in known:
+      raise app.UsageError(f"--sheets: no config named {name!r}; one of "
+                           f"{', '.join(known)}")
   os.makedirs(_OUT.value, exist_ok=True)
   found = [sheet(name, _WORKDIR.value) for name in _SHEETS.value]
   lines = ["# Rule sheets", "", outputs.command_line(), "",

@@ -84,3 +84,12 @@ def test_final_round_cap_script(tmp_path):
   rows = open(tmp_path / "caps.csv").read().splitlines()[1:]
   changes = [float(r.split(",")[3]) for r in rows[1:]]
   assert len(rows) == 3 and changes[1] < changes[0]
+
+
+def test_rule_sheets_script_refuses_an_unknown_sheet(tmp_path):
+  out = _script("experiments/rule_sheets.py", "--workdir", str(tmp_path),
+                "--sheets=tiny,nope")
+  errors = [l for l in out.stderr.splitlines() if l.startswith("error: ")]
+  assert out.returncode == 2 and len(errors) == 1, out.stderr
+  assert "'nope'" in errors[0] and "Traceback" not in out.stderr
+  assert not os.listdir(tmp_path)   # nothing solved first
