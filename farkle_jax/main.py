@@ -12,7 +12,8 @@ from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
 from farkle_jax import cluster, command_line, progress
-from farkle_jax.solver import checkpointing, driver, placement, results
+from farkle_jax.solver import checkpointing, driver, multiplayer_run
+from farkle_jax.solver import placement, results
 
 _CONFIG = config_flags.DEFINE_config_file(
     "config", None, "Config file, e.g. configs/default.py.", lock_config=True)
@@ -42,6 +43,11 @@ def main(argv):
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   if not placement.is_writer():  # process 0 speaks for a multi-process solve
     logging.set_verbosity(logging.WARNING)
+  if _CONFIG.value.rules.get("players", 2) != 2:
+    summary = multiplayer_run.run(_CONFIG.value, _WORKDIR.value)
+    print(multiplayer_run.seat_table(summary))
+    print(_convergence(summary))
+    return
   show = placement.is_writer() and (_PROGRESS.value == "bar" or (
       _PROGRESS.value == "auto" and sys.stderr.isatty()))
   bar = progress.ResidualBar() if show else None
@@ -53,14 +59,23 @@ def main(argv):
   if not placement.is_writer():
     return
   print(f"first-player win probability: {summary['first_player_win']:.6f} "
-        f"({'converged' if summary['converged'] else 'NOT converged'}: "
-        f"{summary['iterations']} sweeps, {summary['norm']} max change "
-        f"{summary['final_residual']:.2e})")
+        f"({_convergence(summary)})")
   for sl in _CONFIG.value.slices:
     b, d, f, e = sl
     with open(results.table_name(_WORKDIR.value, b, d, f, e) + ".txt") as fh:
       print(fh.read())
   logging.info("results in %s", _WORKDIR.value)
+
+
+def _convergence(summary) -> str:
+  text = (f"{'converged' if summary['converged'] else 'NOT converged'}: "
+          f"{summary['iterations']} sweeps, {summary['norm']} max change "
+          f"{summary['final_residual']:.2e}")
+  if summary.get("unsettled_keys"):
+    text += (f"; {summary['unsettled_keys']} keys without an equilibrium "
+             f"in pure policies, kept at the midpoint of policies "
+             f"{summary['unsettled_apart']:.1e} apart")
+  return text
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ N_OF_A_KIND_MODES = ("none", "add", "double", "fixed")
 
 # Rules added after the first solved runs, and their "off" values.
 OPTIONAL = {"entry_minimum": 0, "final_round": False,
-            "final_round_cap": 4000, "final_round_ties": "leader"}
+            "final_round_cap": 4000, "final_round_ties": "leader",
+            "players": 2}
+MAX_PLAYERS = 6
 
 
 class RulesError(ValueError):
@@ -67,6 +69,9 @@ class Rules:
     final_round_cap: with `final_round`, how far past the goal (points) the
       model follows a leader who rolls on to raise the bar; past it the
       leader is taken to have won (the cap experiment bounds the error).
+    players: players at the table, 2 to 6; with more than two each
+      maximizes their own win probability (docs/model.md §8), without an
+      entry minimum or a final round.
   """
 
   name: str = "custom"
@@ -89,6 +94,7 @@ class Rules:
   final_round: bool = False
   final_round_cap: int = 4000
   final_round_ties: str = "leader"
+  players: int = 2
 
   def __post_init__(self):
     validate(self)
@@ -171,6 +177,18 @@ def validate(r: Rules) -> None:
     _fail("final_round_ties", r.final_round_ties, "'leader' or 'shared'")
   if not isinstance(r.name, str) or not r.name:
     _fail("name", r.name, "a non-empty string")
+  _validate_players(r)
+
+
+def _validate_players(r: Rules) -> None:
+  n = r.players
+  if not isinstance(n, int) or isinstance(n, bool) or not (
+      2 <= n <= MAX_PLAYERS):
+    _fail("players", n, f"an integer from 2 to {MAX_PLAYERS}")
+  if n > 2 and (r.entry_minimum or r.final_round):
+    _fail("players", n, "2 with an entry minimum or a final round (the "
+          "model for more players has neither: set rules.entry_minimum=0 "
+          "and rules.final_round=False)")
 
 
 def _validate_entry(r: Rules) -> None:

@@ -1,0 +1,181 @@
+"""The state layout of a game of N players: the one owner of its index
+arithmetic (docs/model.md §8).
+
+A start-of-turn *key* holds every player's banked score and farkle count in
+turn order from the player to move: (s_0, .., s_{N-1}, f_0, .., f_{N-1}),
+scores as indices from the floor in score units (B of them) and counts
+0 .. F - 1, numbered row-major over the shape (B,) * N + (F,) * N. A key's
+value is a vector of N win probabilities in the same order: component 0 is
+the player to move.
+
+When a turn ends, the next player moves: the key rotates by one seat. A bank
+of t units gives (s_1, .., s_{N-1}, s_0 + t, f_1, .., f_{N-1}, 0); a farkle
+gives (s_1, .., s_{N-1}, s_0', f_1, .., f_{N-1}, f_0') with the penalty rule of
+two players. Seen from the player who moved, the next key's vector is rotated
+back by one (`from_next`).
+
+In-turn states (t, n) sit at flat offset t * 6 + n - 1 of a turn array, as
+for two players (`StateLayout.turn_offset`); rows above `t_max(s_0)` are
+wins, and row T stands for all of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import ModuleType
+
+import numpy as np
+
+from farkle_jax.game.layout import N_DICE
+from farkle_jax.game.rules import Rules
+
+Fields = tuple  # (s_0, .., s_{N-1}, f_0, .., f_{N-1}): index arrays or ints
+
+
+@dataclasses.dataclass(frozen=True)
+class SeatsLayout:
+  """Sizes and index arithmetic of the N-player state (hashable).
+
+  Attributes:
+    rules: the rule set; `rules.players` is N.
+  """
+  rules: Rules
+
+  @property
+  def players(self) -> int:
+    return self.rules.players
+
+  @property
+  def unit(self) -> int:
+    return self.rules.step
+
+  @property
+  def low(self) -> int:
+    return self.rules.low // self.unit
+
+  @property
+  def goal(self) -> int:
+    return self.rules.goal // self.unit
+
+  @property
+  def bank_min(self) -> int:
+    return max(1, self.rules.bank_minimum // self.unit)
+
+  @property
+  def penalty(self) -> int:
+    return self.rules.penalty // self.unit
+
+  @property
+  def num_scores(self) -> int:
+    """B: banked-score indices, from the floor to goal - step."""
+    return self.goal - self.low
+
+  @property
+  def num_farkle(self) -> int:
+    return self.rules.farkle_states
+
+  @property
+  def key_shape(self) -> tuple[int, ...]:
+    n = self.players
+    return (self.num_scores,) * n + (self.num_farkle,) * n
+
+  @property
+  def num_keys(self) -> int:
+    return int(np.prod(self.key_shape))
+
+  @property
+  def score_stride(self) -> int:
+    """Flat-key distance between neighbouring scores of the last seat."""
+    return self.num_farkle ** self.players
+
+  def t_max(self, s0, xp: ModuleType = np):
+    """Largest non-terminal turn total (units) for banked-score index s0."""
+    return xp.maximum(self.bank_min - 1, self.goal - 1 - (s0 + self.low))
+
+  @property
+  def num_rows(self) -> int:
+    """T: turn-total rows (the longest turn); row T holds the wins."""
+    return int(self.t_max(0)) + 1
+
+  @property
+  def num_states(self) -> int:
+    """Non-terminal states: keys times their in-turn states."""
+    rows = self.t_max(np.arange(self.num_scores)) + 1
+    others = self.num_keys // self.num_scores
+    return int(rows.sum()) * others * N_DICE
+
+  # Scores and keys.
+  def index_of(self, score: int, field: str = "score") -> int:
+    """Banked-score index of `score` points; ValueError if out of range."""
+    if score % self.unit or not self.rules.low <= score < self.rules.goal:
+      raise ValueError(
+          f"{field}={score} is not a banked score of these rules: allowed are "
+          f"multiples of {self.unit} from {self.rules.low} to "
+          f"{self.rules.goal - self.unit}")
+    return score // self.unit - self.low
+
+  def points(self, index):
+    """Banked score in points of a banked-score index."""
+    return (index + self.low) * self.unit
+
+  def key_index(self, fields: Fields):
+    """Flat key of `fields` (arrays or ints)."""
+    return np.ravel_multi_index(tuple(fields), self.key_shape)
+
+  def key_fields(self, keys=None) -> Fields:
+    """Fields of flat keys (default: every key 0 .. K - 1)."""
+    keys = np.arange(self.num_keys) if keys is None else np.asarray(keys)
+    return np.unravel_index(keys, self.key_shape)
+
+  def scores_of(self, fields: Fields) -> tuple:
+    return tuple(fields[:self.players])
+
+  def counts_of(self, fields: Fields) -> tuple:
+    return tuple(fields[self.players:])
+
+  # Transitions that end a turn.
+  def farkle_fields(self, fields: Fields) -> Fields:
+    """The next player's key after a farkle."""
+    s, f = self.scores_of(fields), self.counts_of(fields)
+    s0, f0 = s[0], f[0]
+    if self.penalty > 0:
+      last = f0 == self.num_farkle - 1
+      s0 = np.where(last, np.maximum(0, s0 - self.penalty), s0)
+    return s[1:] + (s0,) + f[1:] + ((f0 + 1) % self.num_farkle,)
+
+  def bank_base(self, fields: Fields) -> np.ndarray:
+    """Flat key of banking 0 units; banking t reads `bank_base + t *
+    score_stride` while s_0 + t < B (a bank at or past the goal wins)."""
+    s, f = self.scores_of(fields), self.counts_of(fields)
+    zero = np.zeros_like(np.asarray(f[0]))
+    return self.key_index(s[1:] + (s[0],) + f[1:] + (zero,))
+
+  def stage(self, fields: Fields) -> np.ndarray:
+    """Order of the ordered sweep (docs/model.md §8): blocks of bank_min
+    score sums from the highest down; within a block (with a penalty)
+    classes of the farkle-count sum, highest first."""
+    n, top = self.players, self.num_scores - 1
+    total = sum(np.asarray(x, np.int64) for x in self.scores_of(fields))
+    block = (n * top - total) // self.bank_min
+    if self.num_farkle == 1:
+      return block
+    classes = n * (self.num_farkle - 1)
+    count = sum(np.asarray(x, np.int64) for x in self.counts_of(fields))
+    return block * (classes + 1) + (classes - count)
+
+  @staticmethod
+  def from_next(values, xp: ModuleType = np, axis: int = 0):
+    """Values of the next player's key seen from the player who moved:
+    component i is the next key's component i - 1 (mod N)."""
+    return xp.roll(values, 1, axis=axis)
+
+  def reached_offset(self, t, options, xp: ModuleType = np):
+    """Flat offsets that options (`turn_offset(points, next dice)`) lead to
+    from row t, clamped to the row of wins T."""
+    return xp.minimum(options + t * N_DICE,
+                      self.num_rows * N_DICE + options % N_DICE)
+
+  def seat_order(self, mover: int) -> np.ndarray:
+    """Absolute seat of each component of a key whose mover sits at seat
+    `mover`."""
+    return (mover + np.arange(self.players)) % self.players

@@ -1,0 +1,250 @@
+"""The ordered sweep of N players (docs/model.md §8).
+
+As for two players, only the start vectors W0 [K + 1, N] are stored (row K: a
+sink for padding) and every turn is rebuilt from them (`vector_pass`), stage
+by stage in an order that makes the reads final:
+
+* Banking raises the sum of all scores by at least the bank minimum, so
+  keys are processed from the highest score sum down, in blocks of
+  bank_min sums (`SeatsLayout.stage`).
+* With a penalty, a farkle that does not cost it keeps the sum and raises
+  the farkle-count sum: within a block the classes go highest first. The
+  penalty farkle lowers the sum (or, at the floor, the class) and reads the
+  previous sweep's value: such rules take several sweeps.
+* Without a penalty, a farkle rotates the key within its stage: the keys
+  of a rotation cycle (length dividing N) depend on each other. With the
+  turn policies fixed, each key is affine in its farkle target, with one
+  scalar slope a_k for every component (the probability that the turn ends
+  in a farkle): x_k = c_k + a_k * R(x_target), R the rotation of
+  `SeatsLayout.from_next`. Going N times round the cycle gives
+  x_k = C_k + A_k x_k, solved exactly. The stage repeats this (a policy
+  step: the policies are re-chosen at the new values) until it changes
+  its values by less than `NEWTON_ATOL`; one sweep is then exact and the
+  next confirms it. Some cycles have no equilibrium in pure turn policies:
+  there the policy steps alternate, and the stage reports it
+  (`stage_step`).
+
+A stage's keys are cut into sub-batches of G keys sorted by the mover's
+score, each passed from its own highest row, so ragged turns cost little.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from farkle_jax.game.layout import N_DICE
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import vector_pass
+from farkle_jax.solver.bellman import RollArrays
+
+NEWTON_STEPS = 8      # most policy steps of a stage per sweep
+NEWTON_ATOL = 1e-14   # a stage's policy steps stop below this change
+
+
+class SeatTables(NamedTuple):
+  """The keys of every stage (stage-major, sub-batches of G keys)."""
+  keys: jax.Array       # [S, U * G] int32 flat key (padding: the sink K)
+  farkle: jax.Array     # [S, U * G] int32 flat key of the farkle target
+  partner: jax.Array    # [S, U * G] int32 stage-local index of the farkle
+                        #   target (itself when outside the stage)
+  bank_base: jax.Array  # [S, U * G] int32 `SeatsLayout.bank_base`
+  s0: jax.Array         # [S, U * G] int32 the mover's banked score
+  top: jax.Array        # [S, U] int32 highest row of each sub-batch
+  warm: jax.Array       # [S, U * G] int32 flat key of the same scores with
+                        #   the last seat one unit higher (a first guess
+                        #   an earlier stage solved), or the key itself
+  real: jax.Array       # [S, U * G] bool not padding
+  work: np.ndarray      # [S] the stage's share of all states (host)
+
+
+class SeatPlan(NamedTuple):
+  """Static sizes of the sweep (hashable: a jit constant)."""
+  seats: SeatsLayout
+  group: int       # keys per sub-batch, G
+  batches: int     # sub-batches per stage, U
+  cycles: bool     # farkles stay in the stage (no penalty): solve cycles
+  relative: bool   # the change is |dW| / W instead of |dW|
+
+
+def plan_sizes(seats: SeatsLayout, group: int = 2048) -> tuple[int, int, int]:
+  """(S, U, G) of `build`, from the sizes alone (for the memory estimate)."""
+  stage = seats.stage(seats.key_fields())
+  S = int(stage.max()) + 1
+  most = int(np.bincount(stage).max())
+  G = min(group, most)
+  return S, -(-most // G), G
+
+
+def build(seats: SeatsLayout, group: int = 2048, relative: bool = False
+          ) -> tuple[SeatTables, SeatPlan]:
+  """Stages, sub-batches and index tables of the sweep."""
+  fields = seats.key_fields()
+  stage = seats.stage(fields)
+  s0 = np.asarray(fields[0])
+  S, U, G = plan_sizes(seats, group)
+  order = np.lexsort((-s0, stage))   # by stage, longest turns first
+  stage_o, s0_o = stage[order], s0[order]
+  start = np.searchsorted(stage_o, np.arange(S))
+  slot = np.arange(len(order)) - start[stage_o]
+  sink = seats.num_keys
+  keys = np.full((S, U * G), sink, np.int64)
+  keys[stage_o, slot] = order
+  farkle = np.full((S, U * G), sink, np.int64)
+  farkle[stage_o, slot] = seats.key_index(seats.farkle_fields(fields))[order]
+  bank = np.full((S, U * G), sink, np.int64)
+  bank[stage_o, slot] = seats.bank_base(fields)[order]
+  mover = np.full((S, U * G), seats.num_scores - 1, np.int64)
+  mover[stage_o, slot] = s0_o
+  top = np.full((S, U), -1, np.int64)
+  np.maximum.at(top, (stage_o, slot // G), seats.t_max(s0_o))
+  last = np.asarray(fields[seats.players - 1])
+  near = np.where(last + 1 < seats.num_scores,
+                  np.arange(seats.num_keys) + seats.score_stride,
+                  np.arange(seats.num_keys))
+  warm = np.full((S, U * G), sink, np.int64)
+  warm[stage_o, slot] = near[order]
+  local = np.full(sink + 1, -1, np.int64)
+  local[order] = slot
+  partner = np.broadcast_to(np.arange(U * G), (S, U * G)).copy()
+  inside = (keys < sink) & (stage[np.minimum(farkle, sink - 1)]
+                            == np.arange(S)[:, None])
+  partner[inside] = local[farkle[inside]]
+  cycles = seats.num_farkle == 1
+  if not cycles and inside.any():
+    raise AssertionError("a same-stage farkle under a penalty")
+  states = np.zeros(S)
+  np.add.at(states, stage_o, (seats.t_max(s0_o) + 1) * N_DICE)
+  tables = SeatTables(
+      *(jnp.asarray(x, jnp.int32) for x in (keys, farkle, partner, bank,
+                                             mover, top, warm)),
+      real=jnp.asarray(keys < sink), work=states / states.sum())
+  return tables, SeatPlan(seats, G, U, cycles, relative)
+
+
+def initial_values(seats: SeatsLayout, dtype=jnp.float64) -> jax.Array:
+  """[K + 1, N] the first guess: every player 1/N."""
+  return jnp.full((seats.num_keys + 1, seats.players), 1 / seats.players,
+                  dtype)
+
+
+def _passes(w0: jax.Array, tables: SeatTables, s: jax.Array,
+            roll: RollArrays, plan: SeatPlan) -> jax.Array:
+  """[C, U * G] start vectors of a stage's turns at the current w0."""
+  G, C = plan.group, plan.seats.players + 1
+
+  def one(u, out):
+    part = lambda x: jax.lax.dynamic_slice_in_dim(x[s], u * G, G)
+    batch = vector_pass.Batch(
+        farkle=vector_pass.farkle_values(w0, part(tables.farkle), plan.seats),
+        bank_base=part(tables.bank_base), s0=part(tables.s0),
+        top=tables.top[s, u])
+    v = vector_pass.turn_pass(w0, batch, roll, plan.seats)
+    return jax.lax.dynamic_update_slice_in_dim(out, v, u * G, axis=1)
+
+  out = jnp.zeros((C, plan.batches * G), w0.dtype)
+  return jax.lax.fori_loop(0, plan.batches, one, out)
+
+
+def solve_cycles(c: jax.Array, a: jax.Array, partner: jax.Array,
+                 players: int) -> jax.Array:
+  """Solves x_k = c_k + a_k * R(x_partner(k)) for every k exactly.
+
+  Args:
+    c: [N, M] constant parts; a: [M] slopes (< 1 round every cycle);
+    partner: [M] int32 the key each key's value reads (a permutation whose
+      cycles have lengths dividing N).
+
+  Returns:
+    [N, M] the solution.
+  """
+  total, slope, j = c, a, partner
+  for step in range(1, players):
+    total = total + slope[None] * jnp.roll(c[:, j], step, axis=0)
+    slope = slope * a[j]
+    j = partner[j]
+  return total / (1 - slope)[None]
+
+
+class _Models(NamedTuple):
+  """A stage's keys as affine maps x_k = c_k + a_k * R(x_target) under the
+  turn policies chosen at some values."""
+  c: jax.Array  # [N, M] constant part
+  a: jax.Array  # [M] slope: the probability that the turn ends in a farkle
+
+
+def _models(w0: jax.Array, tables: SeatTables, s: jax.Array,
+            roll: RollArrays, plan: SeatPlan) -> _Models:
+  """The affine maps of stage s under the policies optimal at w0 (exact:
+  for fixed policies a turn is affine in what a farkle is worth)."""
+  n = plan.seats.players
+  v = _passes(w0, tables, s, roll, plan)
+  if not plan.cycles:   # every farkle read lies outside the stage
+    return _Models(v[:n], jnp.zeros_like(v[n]))
+  read = plan.seats.from_next(w0[tables.farkle[s]].T, jnp)
+  return _Models(v[:n] - v[n][None] * read, v[n])
+
+
+def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
+               first: jax.Array, roll: RollArrays, plan: SeatPlan
+               ) -> tuple[jax.Array, ...]:
+  """Solves stage s in place.
+
+  Policy steps (each a turn pass of the stage and an exact cycle solve)
+  run until the values change by less than `NEWTON_ATOL`, at most
+  `NEWTON_STEPS` (an even number). Where they keep alternating between two
+  policy profiles, some rotation cycle has no equilibrium in pure turn
+  policies (docs/model.md §8): the stage keeps the midpoint of the last two
+  steps and reports how far apart they were.
+
+  Args:
+    first: [] bool, the first sweep: the stage starts from `tables.warm`.
+
+  Returns:
+    w0 [K + 1, N] updated; the largest change of the stage's values (or
+    relative change) since the call; the turn passes it took; the number of
+    keys left unsettled; their largest distance between the last two steps.
+  """
+  keys, real = tables.keys[s], tables.real[s]
+  partner, n = tables.partner[s], plan.seats.players
+  before = w0[keys].T                                       # [N, M]
+  w0 = w0.at[keys].set(jnp.where(first, w0[tables.warm[s]], w0[keys]))
+  masked = lambda d: jnp.where(real[None], d, 0).max()
+
+  def step(carry):
+    w0, i, _, _ = carry
+    m = _models(w0, tables, s, roll, plan)
+    x = solve_cycles(m.c, m.a, partner, n)
+    prev = w0[keys].T
+    return w0.at[keys].set(x.T), i + 1, masked(jnp.abs(x - prev)), prev
+
+  def more(carry):
+    _, i, change, _ = carry
+    return (i < (NEWTON_STEPS if plan.cycles else 1)) & (
+        change >= NEWTON_ATOL)
+
+  w0, steps, change, prev = jax.lax.while_loop(
+      more, step, (w0, jnp.zeros((), jnp.int32),
+                   jnp.asarray(jnp.inf, w0.dtype), before))
+  last = w0[keys].T
+  apart = jnp.where(real[None], jnp.abs(last - prev), 0).max(axis=0)
+  open_ = (apart >= NEWTON_ATOL) & plan.cycles
+  w0 = w0.at[keys].set(jnp.where(open_[None], (last + prev) / 2, last).T)
+  after = w0[keys].T
+  delta = jnp.abs(after - before)
+  if plan.relative:
+    delta = delta / jnp.maximum(after, jnp.finfo(after.dtype).tiny)
+  return (w0, masked(delta), steps, jnp.sum(open_).astype(jnp.int32),
+          jnp.where(open_, apart, 0).max())
+
+
+compiled_stage_step = jax.jit(stage_step, static_argnames=("plan",),
+                              donate_argnums=(0,))
+
+
+def start_values(w0: jax.Array, seats: SeatsLayout) -> np.ndarray:
+  """[B, .., B, F, .., F, N] the start vectors of every key (host)."""
+  return np.asarray(w0[:-1]).reshape(seats.key_shape + (seats.players,))

@@ -1,0 +1,117 @@
+"""The turn pass of N players: value vectors (docs/model.md §8).
+
+Each in-turn state carries C = N + 1 channels: the win probability of every
+player in turn order from the mover (channel 0: the mover), and the
+probability that the turn ends in a farkle. The mover decides on channel 0
+alone; the other channels follow the decision:
+
+    roll(t, n)  = P_farkle(n) * farkle + sum_r p(r) * W(t + pts[r, j*], next[r, j*])
+    j*          = the first option of score set r with the highest channel 0
+    W(t, n)     = bank(t) if t >= bank minimum and bank(t)[0] >= roll(t, n)[0]
+                = roll(t, n) otherwise
+
+with `farkle` the next player's start vector after a farkle, seen from the
+mover, and channel N equal to 1; `bank(t)` the next player's start vector
+after banking t (channel N: 0), or the win vector once the bank reaches the
+goal. The farkle channel is the slope of the turn's value in what a farkle
+is worth, which the ordered solver's Newton step needs.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from farkle_jax.game.layout import N_DICE
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver.bellman import RollArrays
+
+_HIGHEST = jax.lax.Precision.HIGHEST
+
+
+class Batch(NamedTuple):
+  """A batch of k keys whose turns are passed together."""
+  farkle: jax.Array     # [C, k] a farkle's value seen from the mover
+  bank_base: jax.Array  # [k] int32 `SeatsLayout.bank_base`
+  s0: jax.Array         # [k] int32 the mover's banked-score index
+  top: jax.Array        # [] int32 highest row to update (-1: none)
+
+
+def win_vector(players: int, dtype) -> jax.Array:
+  """[C] the value of a won turn: the mover wins, no farkle."""
+  return jnp.zeros((players + 1,), dtype).at[0].set(1.0)
+
+
+def farkle_values(w0: jax.Array, targets: jax.Array, seats: SeatsLayout
+                  ) -> jax.Array:
+  """[C, k] what a farkle is worth to keys whose farkle targets are
+  `targets` ([k] flat keys into w0 [K + 1, N]); channel N is 1."""
+  ahead = seats.from_next(w0[targets].T, jnp)            # [N, k]
+  return jnp.concatenate([ahead, jnp.ones_like(ahead[:1])], axis=0)
+
+
+def bank_values(w0: jax.Array, batch: Batch, t: jax.Array,
+                seats: SeatsLayout) -> jax.Array:
+  """[C, k] what banking t units is worth to the mover of each key."""
+  reach = batch.s0 + t
+  wins = reach >= seats.num_scores
+  sink = w0.shape[0] - 1
+  pos = jnp.where(wins, sink, batch.bank_base + t * seats.score_stride)
+  ahead = seats.from_next(w0[pos].T, jnp)                # [N, k]
+  win = win_vector(seats.players, w0.dtype)[:, None]
+  ahead = jnp.where(wins[None], win[:-1], ahead)
+  return jnp.concatenate([ahead, jnp.zeros_like(ahead[:1])], axis=0)
+
+
+def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
+              seats: SeatsLayout, full: bool = False) -> jax.Array:
+  """Backward pass over the turns of a batch of keys.
+
+  Args:
+    w0: [K + 1, N] start values (row K: a sink no real key reads).
+    batch: the keys.
+    roll: the roll tables (`bellman.roll_arrays`).
+    seats: the layout (static).
+    full: return every row, not only the start of the turn (static).
+
+  Returns:
+    [C, k] the value vector at (t = 0, six dice), or with `full` the rows
+    [T + 1, 6, C, k] (rows above a key's t_max and row T: wins).
+  """
+  C, k = seats.players + 1, batch.s0.shape[0]
+  win = win_vector(seats.players, w0.dtype)
+  rows = jnp.broadcast_to(win[None, None, :, None],
+                          (seats.num_rows + 1, N_DICE, C, k))
+  farkle = roll.farkle_prob[:, None, None] * batch.farkle[None]  # [6, C, k]
+
+  def body(i, rows):
+    t = batch.top - i
+    flat = rows.reshape(-1, C, k)
+    best = jnp.concatenate([_best_option(flat, seats.reached_offset(
+        t, g.rows, jnp)) for g in roll.groups], axis=0)         # [R, C, k]
+    value = jnp.dot(roll.set_weight, best.reshape(best.shape[0], -1),
+                    precision=_HIGHEST).reshape(N_DICE, C, k) + farkle
+    bank = bank_values(w0, batch, t, seats)                      # [C, k]
+    take = (t >= seats.bank_min) & (bank[0][None] >= value[:, 0])
+    new = jnp.where(take[:, None], bank[None], value)
+    return jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
+
+  rows = jax.lax.fori_loop(0, batch.top + 1, body, rows)
+  return rows if full else rows[0, N_DICE - 1]
+
+
+def _best_option(flat: jax.Array, idx: jax.Array) -> jax.Array:
+  """[R_j, C, k] each score set's first option with the highest channel 0.
+
+  Args:
+    flat: [(T + 1) * 6, C, k] the rows; idx: [R_j, j] option offsets.
+  """
+  # A running select over the j columns fuses with the gathers, like the
+  # running maximum of the two-player pass (bellman._best_option).
+  best = flat[idx[:, 0]]
+  for i in range(1, idx.shape[1]):
+    other = flat[idx[:, i]]
+    best = jnp.where(other[:, :1] > best[:, :1], other, best)
+  return best
