@@ -163,6 +163,20 @@ class SeatsLayout:
     count = sum(np.asarray(x, np.int64) for x in self.counts_of(fields))
     return block * (classes + 1) + (classes - count)
 
+  def stage_sizes(self) -> np.ndarray:
+    """Keys per stage (as `np.bincount(stage(all keys))`), from the sizes
+    alone: sums of N scores and of N counts are counted by convolution."""
+    n, F = self.players, self.num_farkle
+    sums, counts = np.ones(1, np.int64), np.ones(1, np.int64)
+    for _ in range(n):
+      sums = np.convolve(sums, np.ones(self.num_scores, np.int64))
+      counts = np.convolve(counts, np.ones(F, np.int64))
+    block = (n * (self.num_scores - 1) - np.arange(len(sums))) // self.bank_min
+    per_block = np.bincount(block, weights=sums).astype(np.int64)
+    if F == 1:
+      return per_block
+    return np.outer(per_block, counts[::-1]).reshape(-1)
+
   @staticmethod
   def from_next(values, xp: ModuleType = np, axis: int = 0):
     """Values of the next player's key seen from the player who moved:

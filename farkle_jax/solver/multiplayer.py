@@ -72,9 +72,8 @@ class SeatPlan(NamedTuple):
 
 def plan_sizes(seats: SeatsLayout, group: int = 2048) -> tuple[int, int, int]:
   """(S, U, G) of `build`, from the sizes alone (for the memory estimate)."""
-  stage = seats.stage(seats.key_fields())
-  S = int(stage.max()) + 1
-  most = int(np.bincount(stage).max())
+  sizes = seats.stage_sizes()
+  S, most = len(sizes), int(sizes.max())
   G = min(group, most)
   return S, -(-most // G), G
 

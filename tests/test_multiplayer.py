@@ -1,0 +1,54 @@
+"""The N-player solver against independent evidence: the plain reference
+(tests/reference.py, `solve_players`) for three and four players to 1e-12,
+the two-player solver for two players (with and without a penalty), and
+distributions over the winner everywhere."""
+
+import numpy as np
+import pytest
+
+import reference
+from farkle_jax.solver import configuration, multiplayer_run
+
+
+def _config(preset, goal, players, floor=None):
+  config = configuration.base(preset)
+  config.rules.goal = goal
+  config.rules.players = players
+  if floor is not None:
+    config.rules.floor = floor
+  config.solver.tol = 1e-14
+  config.solver.norm = "absolute"
+  return config
+
+
+def _solve(tmp_path, *args, **kwargs):
+  workdir = str(tmp_path)
+  summary = multiplayer_run.run(_config(*args, **kwargs), workdir)
+  return summary, np.load(f"{workdir}/start_values.npy")
+
+
+@pytest.mark.parametrize("players, goal", [(3, 300), (3, 500), (4, 300)])
+def test_agrees_with_the_plain_reference(tmp_path, players, goal):
+  summary, w = _solve(tmp_path, "minimal", goal, players)
+  ref, _ = reference.solve_players(players, goal)
+  w = w.reshape(ref.shape)
+  np.testing.assert_allclose(w, ref, rtol=0, atol=1e-12)
+  assert summary["converged"] and summary["iterations"] == 2
+  assert np.abs(w.sum(-1) - 1).max() < 1e-12
+
+
+@pytest.mark.parametrize("preset", ["minimal", "facebook"])
+def test_two_players_equal_the_two_player_solver(tmp_path, tiny_runs, preset):
+  w2, layout, _, _ = tiny_runs(preset)
+  floor = -500 if preset == "facebook" else None
+  _, w = _solve(tmp_path, preset, 1000, 2, floor)
+  np.testing.assert_allclose(w[..., 0], w2, rtol=0, atol=1e-12)
+  np.testing.assert_allclose(w.sum(-1), 1, rtol=0, atol=1e-12)
+
+
+def test_three_players_with_a_penalty_are_distributions(tmp_path):
+  summary, w = _solve(tmp_path, "facebook", 400, 3, floor=-200)
+  assert summary["converged"] and summary["iterations"] > 2
+  assert w.min() >= 0 and np.abs(w.sum(-1) - 1).max() < 1e-12
+  first, second, third = summary["seat_win"]
+  assert first > second > third

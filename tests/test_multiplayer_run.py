@@ -1,0 +1,83 @@
+"""The N-player solve as a user runs it: the main job, its results,
+resuming (also from within a sweep), and bad input refused in one line
+before any compute."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from farkle_jax.solver import configuration, multiplayer, multiplayer_run
+from farkle_jax.solver.memory import MemoryRefused
+
+TINY = ["--config", "configs/tiny.py:minimal", "--config.rules.players=3",
+        "--config.rules.goal=500"]
+
+
+def _main(*args):
+  return subprocess.run([sys.executable, "-m", "farkle_jax.main", *args],
+                        cwd=ROOT, capture_output=True, text=True)
+
+
+def test_main_solves_three_players_and_resumes(tmp_path):
+  workdir = str(tmp_path)
+  out = _main(*TINY, "--workdir", workdir)
+  assert out.returncode == 0, out.stderr
+  assert "seat 3:" in out.stdout and "converged: 2 sweeps" in out.stdout
+  w = np.load(os.path.join(workdir, "start_values.npy"))
+  assert w.shape == (10, 10, 10, 1, 1, 1, 3)
+  first = out.stdout.splitlines()[1]
+  assert first == f"  seat 1: {w[0, 0, 0, 0, 0, 0, 0]:.9f}"
+  again = _main(*TINY, "--workdir", workdir)
+  assert again.returncode == 0 and "resumed from checkpoint" in again.stderr
+  assert again.stdout.splitlines()[:4] == out.stdout.splitlines()[:4]
+
+
+def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch):
+  config = configuration.base("minimal")
+  config.rules.update(goal=500, players=3)
+  config.solver.update(tol=1e-14, norm="absolute")
+  fresh = multiplayer_run.run(config, str(tmp_path / "fresh"))
+  step, calls = multiplayer.compiled_stage_step, []
+
+  def failing(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 20:
+      raise KeyboardInterrupt
+    return step(*args, **kwargs)
+
+  monkeypatch.setattr(multiplayer_run, "SAVE_SECONDS", 0)
+  monkeypatch.setattr(multiplayer, "compiled_stage_step", failing)
+  workdir = str(tmp_path / "crash")
+  with pytest.raises(KeyboardInterrupt):
+    multiplayer_run.run(config, workdir)
+  monkeypatch.setattr(multiplayer, "compiled_stage_step", step)
+  summary = multiplayer_run.run(config, workdir)
+  np.testing.assert_allclose(summary["seat_win"], fresh["seat_win"],
+                             rtol=0, atol=1e-15)
+  assert summary["iterations"] == 2
+
+
+@pytest.mark.parametrize("flag, says", [
+    ("--config.rules.players=7", "config.rules.players = 7 is not allowed"),
+    ("--config.rules.final_round=True", "entry minimum or a final round"),
+    ("--config.solver.method=wavefront", "'auto' or 'ordered' with"),
+])
+def test_bad_input_is_refused_in_one_line(tmp_path, flag, says):
+  out = _main(*TINY, flag, "--workdir", str(tmp_path))
+  assert out.returncode == 2
+  assert out.stderr.strip().splitlines() == [out.stderr.strip()]
+  assert says in out.stderr and out.stderr.startswith("error:")
+  assert not os.listdir(tmp_path)
+
+
+def test_a_solve_that_cannot_fit_is_refused_with_a_setting_that_would():
+  config = configuration.base("minimal")
+  config.rules.players = 4
+  config.memory_limit_gb = 1.0
+  seats, settings = multiplayer_run.check(config)
+  with pytest.raises(MemoryRefused, match=r"rules\.goal=\d+ or lower"):
+    multiplayer_run.plan_memory(seats, settings, 512)

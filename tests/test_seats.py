@@ -1,0 +1,74 @@
+"""The N-player state layout: key numbering and the transitions that end
+a turn, checked against their definitions key by key."""
+
+import numpy as np
+import pytest
+
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.seats import SeatsLayout
+
+
+def _seats(players, penalty):
+  rules = (rules_lib.facebook(floor=-300, goal=600) if penalty
+           else rules_lib.minimal(goal=600))
+  return SeatsLayout(rules.replace(players=players))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("penalty", [False, True])
+def test_transitions_rotate_the_seats(players, penalty):
+  seats = _seats(players, penalty)
+  fields = seats.key_fields()
+  assert np.array_equal(seats.key_index(fields), np.arange(seats.num_keys))
+  s, f = np.stack(fields[:players]), np.stack(fields[players:])
+  # A bank of t from every key whose mover stays below the goal.
+  t = 3
+  ok = s[0] + t < seats.num_scores
+  bank = seats.bank_base(fields) + t * seats.score_stride
+  want = seats.key_index(tuple(s[1:]) + (s[0] + t * ok,) + tuple(f[1:])
+                         + (np.zeros_like(f[0]),))
+  assert np.array_equal(bank[ok], want[ok])
+  # A farkle: the count rises, the penalty on the last one.
+  nxt = np.stack(seats.farkle_fields(fields))
+  last = f[0] == seats.num_farkle - 1
+  lost = np.where(last & penalty, np.maximum(0, s[0] - seats.penalty), s[0])
+  assert np.array_equal(nxt[players - 1], lost)
+  assert np.array_equal(nxt[:players - 1], s[1:])
+  assert np.array_equal(nxt[-1], (f[0] + 1) % seats.num_farkle)
+
+
+@pytest.mark.parametrize("penalty", [False, True])
+def test_the_stage_order_makes_reads_final(penalty):
+  """A bank leads to an earlier stage; a farkle to the same stage only
+  without a penalty, and otherwise to an earlier one unless it costs the
+  penalty."""
+  seats = _seats(3, penalty)
+  fields = seats.key_fields()
+  stage = seats.stage(fields)
+  np.testing.assert_array_equal(np.bincount(stage), seats.stage_sizes())
+  s0 = fields[0]
+  for t in range(seats.bank_min, 5):
+    ok = s0 + t < seats.num_scores
+    target = seats.bank_base(fields) + t * seats.score_stride
+    assert (stage[target[ok]] < stage[ok]).all()
+  target = seats.key_index(seats.farkle_fields(fields))
+  if not penalty:
+    assert np.array_equal(stage[target], stage)
+  else:
+    paid = fields[3] == seats.num_farkle - 1
+    assert (stage[target[~paid]] < stage[~paid]).all()
+    assert (stage[target[paid]] > stage[paid]).all()
+
+
+def test_from_next_rotates_back_one_seat():
+  seats = _seats(3, False)
+  np.testing.assert_array_equal(seats.from_next(np.array([0.5, 0.3, 0.2])),
+                                [0.2, 0.5, 0.3])
+
+
+def test_rules_refuse_bad_player_counts():
+  with pytest.raises(rules_lib.RulesError, match="rules.players = 7"):
+    rules_lib.minimal().replace(players=7)
+  with pytest.raises(rules_lib.RulesError, match="final round"):
+    rules_lib.minimal().replace(players=3, final_round=True)
+  assert "players" not in rules_lib.minimal().to_dict()   # fingerprints
