@@ -4,6 +4,7 @@
     python -m farkle_jax.advise --workdir W --b 500 --d 1200 --t 350 --n 3
     python -m farkle_jax.advise --shipped default --b 0 --d 0 --roll 1,1,5 \
         --t 650 --n 3 --json
+    python -m farkle_jax.advise --workdir W3 --scores 0,500,1200 --roll 1,5,3,3,3,2
 
 With a roll: every legal way to set dice aside (dice kept, points, the turn
 total and dice left after it, the win probability when play goes on
@@ -18,7 +19,7 @@ from absl import app, flags
 
 import farkle_jax  # noqa: F401  (enables float64)
 from farkle_jax import command_line
-from farkle_jax.strategy import solved_game
+from farkle_jax.strategy import seat_game, solved_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run "
                                "(default: the shipped values, --shipped).")
@@ -32,6 +33,12 @@ _T = flags.DEFINE_integer("t", 0, "Turn total so far.")
 _N = flags.DEFINE_integer("n", 6, "Dice to roll (the roll's size).")
 _ROLL = flags.DEFINE_string("roll", None, "The dice rolled, e.g. 6,5,3,3,3,2 "
                             "(none: bank or roll at the position).")
+_SCORES = flags.DEFINE_string(
+    "scores", None, "A run of more than two players (--workdir): every "
+    "banked score in turn order from the player to move, e.g. 0,500,1200 "
+    "(instead of --b and --d).")
+_COUNTS = flags.DEFINE_string(
+    "counts", None, "With --scores and a penalty: every farkle count.")
 _JSON = flags.DEFINE_bool("json", False, "Print JSON instead of text.")
 _ALLOW = flags.DEFINE_bool("allow_unconverged", False, "Read a run that "
                            "stopped at max_iterations above its tolerance.")
@@ -72,6 +79,12 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   roll = solved_game.parse_dice(_ROLL.value) if _ROLL.value is not None else None
+  if seat_game.is_seats_run(_WORKDIR.value):
+    print(_seats_advice(roll))
+    return
+  if _SCORES.value is not None:
+    raise app.UsageError("--scores asks a run of more than two players; "
+                         "give its --workdir (two players: --b and --d)")
   game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value,
                                       _ALLOW.value)
   pos = solved_game.Position(_B.value, _D.value, _F.value, _E.value, _T.value,
@@ -87,6 +100,23 @@ def main(argv):
   adv = game.advise(pos, roll)
   print(json.dumps(adv.as_dict(), indent=1) if _JSON.value
         else format_advice(adv, bank_min))
+
+
+def _seats_advice(roll) -> str:
+  game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
+  scores = seat_game.parse_scores(
+      _SCORES.value or ",".join(["0"] * game.seats.players))
+  counts = (seat_game.parse_scores(_COUNTS.value, "counts")
+            if _COUNTS.value else None)
+  if roll is not None:
+    return seat_game.format_advice(game, scores, _T.value, roll, counts)
+  d = game.decision(scores, _T.value, _N.value, counts)
+  if _JSON.value:
+    return json.dumps({"scores": scores, "t": _T.value, "n": _N.value, **d})
+  bank = seat_game.format_vector(d["bank"]) if d["bank"] else "not allowed"
+  return (f"scores {','.join(map(str, scores))}, t={_T.value} with "
+          f"{_N.value} dice: {d['best']} (bank {bank}; roll "
+          f"{seat_game.format_vector(d['roll'])})")
 
 
 if __name__ == "__main__":

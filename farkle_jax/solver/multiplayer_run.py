@@ -12,7 +12,6 @@ player to move) and workdir/seats.txt.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import time
@@ -28,6 +27,7 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, checkpointing, configuration
 from farkle_jax.solver import integrity, locking, memory, multiplayer
+from farkle_jax.solver import results
 from farkle_jax.solver.configuration import ConfigError, Settings
 
 SAVE_SECONDS = 300   # a checkpoint within a sweep at least this often
@@ -235,9 +235,7 @@ def _summary(seats: SeatsLayout, settings: Settings, pos: Position, w0,
 
 def _write(workdir: str, summary: dict, w0: np.ndarray,
            seats: SeatsLayout) -> None:
-  np.save(os.path.join(workdir, "start_values.npy"), w0)
-  with open(os.path.join(workdir, "summary.json"), "w") as f:
-    json.dump(summary, f, indent=1)
+  results.write_sealed(workdir, summary, w0)
   with open(os.path.join(workdir, "seats.txt"), "w") as f:
     f.write(seat_table(summary) + "\n")
 

@@ -48,16 +48,27 @@ def _replace_atomically(path: str, write) -> None:
   os.replace(tmp, path)
 
 
-def write(workdir: str, summary: dict[str, Any], w0: np.ndarray,
-          layout: StateLayout, roll: roll_tables.RollTables,
-          slices) -> None:
-  """Writes the start values, the turn tables of `slices` and, last, the
-  sealed summary (so a summary exists only beside its own start values)."""
+def write_sealed(workdir: str, summary: dict[str, Any], w0: np.ndarray
+                 ) -> None:
+  """Writes the start values and, last, the sealed summary with their
+  checksum (so a summary exists only beside its own start values)."""
   path = os.path.join(workdir, "summary.json")
   if os.path.exists(path):
     os.remove(path)
   _replace_atomically(os.path.join(workdir, "start_values.npy"),
                       lambda f: np.save(f, w0))
+  sealed = integrity.seal({**summary, "checksums": {
+      "start_values": integrity.array_checksum(w0)}})
+  _replace_atomically(path, lambda f: f.write(
+      json.dumps(sealed, indent=1).encode()))
+
+
+def write(workdir: str, summary: dict[str, Any], w0: np.ndarray,
+          layout: StateLayout, roll: roll_tables.RollTables,
+          slices) -> None:
+  """Writes the start values, the turn tables of `slices` and, last, the
+  sealed summary (so a summary exists only beside its own start values)."""
+  write_sealed(workdir, summary, w0)
   os.makedirs(os.path.join(workdir, "tables"), exist_ok=True)
   for b, d, f, e in slices:
     table = queries.turn_table(w0, layout, roll, b, d, f, e)
@@ -66,10 +77,6 @@ def write(workdir: str, summary: dict[str, Any], w0: np.ndarray,
       fh.write(queries.format_table(table) + "\n")
     with open(name + ".json", "w") as fh:
       fh.write(queries.to_json(table))
-  sealed = integrity.seal({**summary, "checksums": {
-      "start_values": integrity.array_checksum(w0)}})
-  _replace_atomically(path, lambda f: f.write(
-      json.dumps(sealed, indent=1).encode()))
 
 
 def compress(workdir: str, into: str) -> None:
@@ -118,6 +125,10 @@ def load(workdir: str, allow_unconverged: bool = False) -> Run:
   summary = read_summary(workdir)
   if summary is None:
     raise ResultsError(_missing(workdir))
+  if summary.get("players", 2) > 2:
+    raise ResultsError(
+        f"the run in {workdir} is a game of {summary['players']} players: "
+        "ask it with table or advise and --scores, or analyze seats")
   if not summary["converged"] and not allow_unconverged:
     raise ResultsError(
         f"the run in {workdir} did not converge (max change "

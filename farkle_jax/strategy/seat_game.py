@@ -1,0 +1,270 @@
+"""A solved game of N players in a player's hands (docs/model.md §8).
+
+`SeatGame.load(workdir)` reads a finished N-player run (its start vectors
+only) and answers, for any position given as every player's banked score in
+turn order from the player to move: each player's win probability, bank or
+roll with both value vectors, the ranked ways to set dice aside from a roll,
+the turn table, and the smallest turn total each number of dice banks at.
+Turns are rebuilt by the solver's own turn pass (`solver.vector_pass`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from farkle_jax.game import roll_tables, scoring
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.layout import N_DICE
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import bellman, integrity, results, vector_pass
+from farkle_jax.strategy.solved_game import PositionError, parse_dice
+
+
+class SeatChoice(NamedTuple):
+  """One way to set dice aside, and what it leads to."""
+  kept: tuple[int, ...]   # faces set aside, high first
+  points: int             # their points
+  t: int                  # turn total after it (points)
+  n: int                  # dice to roll next
+  win: tuple[float, ...]  # every player's win probability (mover first)
+
+
+def is_seats_run(workdir: str | None) -> bool:
+  """Whether `workdir` holds a finished run of more than two players."""
+  try:
+    with open(os.path.join(workdir or "", "summary.json")) as f:
+      return json.load(f).get("players", 2) > 2
+  except (OSError, ValueError, AttributeError):
+    return False
+
+
+class SeatGame:
+  """The solved start vectors of an N-player run, with queries."""
+
+  def __init__(self, w0: np.ndarray, seats: SeatsLayout,
+               summary: dict[str, Any]):
+    self.w0, self.seats, self.summary = w0, seats, summary
+    self.rules = seats.rules
+    self.roll = roll_tables.build(self.rules)
+    self._roll_arrays = bellman.roll_arrays(self.roll)
+    self._flat = jnp.asarray(np.concatenate(
+        [w0.reshape(-1, seats.players), np.zeros((1, seats.players))]))
+
+  @classmethod
+  def load(cls, workdir: str, allow_unconverged: bool = False) -> "SeatGame":
+    try:
+      summary = results.read_summary(workdir)
+      path = os.path.join(workdir, "start_values.npy")
+      w0 = np.load(path, allow_pickle=False)
+      integrity.verify_arrays({"start_values": w0}, summary["checksums"],
+                              path)
+    except (OSError, ValueError, TypeError) as e:
+      raise PositionError(f"--workdir={workdir}: no intact N-player run "
+                          f"there ({str(e).splitlines()[0][:200]})") from None
+    if not summary.get("converged") and not allow_unconverged:
+      raise PositionError(f"--workdir={workdir}: the run did not converge; "
+                          "pass --allow_unconverged to read it anyway")
+    seats = SeatsLayout(rules_lib.from_mapping(
+        {"preset": "facebook", **summary["rules"]}))
+    if w0.shape != seats.key_shape + (seats.players,):
+      raise PositionError(f"--workdir={workdir}: start_values.npy has shape "
+                          f"{w0.shape}, not that of its rules")
+    return cls(w0, seats, summary)
+
+  # Positions.
+  def key(self, scores: Sequence[int], counts: Sequence[int] | None = None
+          ) -> tuple[int, ...]:
+    """Key fields of banked scores (points, turn order from the mover)."""
+    n = self.seats.players
+    counts = tuple(counts) if counts else (0,) * n
+    if len(scores) != n or len(counts) != n:
+      raise PositionError(f"scores {','.join(map(str, scores))}: expected "
+                          f"{n} banked scores (and farkle counts), one per "
+                          "player in turn order from the player to move")
+    try:
+      fields = tuple(self.seats.index_of(s, "score") for s in scores)
+    except ValueError as e:
+      raise PositionError(str(e)) from None
+    for c in counts:
+      if not 0 <= c < self.seats.num_farkle:
+        raise PositionError(f"farkle count {c}: allowed are 0 to "
+                            f"{self.seats.num_farkle - 1}")
+    return fields + counts
+
+  def win_probabilities(self, scores, counts=None) -> np.ndarray:
+    """[N] each player's win probability at the start of the mover's turn."""
+    return self.w0[self.key(scores, counts)].copy()
+
+  def turn(self, scores, counts=None) -> "Turn":
+    """Every in-turn value vector of a start-of-turn position."""
+    key = self.key(scores, counts)
+    rows = np.asarray(_turn(self._flat, key, self.seats,
+                            self._roll_arrays))[..., 0]
+    ahead = self.seats.from_next(self.w0[self.seats.farkle_fields(key)])
+    return Turn(key, rows, np.concatenate([ahead, [1.0]]))
+
+  def roll_value(self, turn: "Turn", t: int, n: int) -> np.ndarray:
+    """[N + 1] rolling n dice at turn total t (units), then playing on."""
+    roll, top = self.roll, self.seats.num_rows
+    value = roll.farkle_prob[n - 1] * turn.farkle
+    for r in np.nonzero(roll.set_dice == n)[0]:
+      best = None
+      for p, q in zip(roll.opt_pts[r], roll.opt_next[r]):
+        o = turn.rows[min(t + p, top), q - 1]
+        best = o if best is None or o[0] > best[0] else best
+      value = value + roll.set_prob[r] * best
+    return value
+
+  def bank_value(self, turn: "Turn", t: int) -> np.ndarray | None:
+    """[N + 1] banking t units (None below the bank minimum)."""
+    seats = self.seats
+    if t < seats.bank_min:
+      return None
+    s0 = turn.key[0]
+    if s0 + t >= seats.num_scores:
+      return np.eye(seats.players + 1)[0]
+    nxt = turn.key[1:seats.players] + (s0 + t,) + turn.key[
+        seats.players + 1:] + (0,)
+    return np.concatenate([seats.from_next(self.w0[nxt]), [0.0]])
+
+  def _units(self, t: int, what: str = "t") -> int:
+    if t % self.seats.unit or t < 0:
+      raise PositionError(f"{what}={t}: a turn total is a multiple of "
+                          f"{self.seats.unit}, at least 0")
+    return t // self.seats.unit
+
+  def decision(self, scores, t: int, n: int, counts=None) -> dict[str, Any]:
+    """Bank or roll at turn total t (points) with n dice to roll."""
+    if not 1 <= n <= N_DICE:
+      raise PositionError(f"n={n}: dice to roll are 1 to 6")
+    turn, tu = self.turn(scores, counts), self._units(t)
+    roll = self.roll_value(turn, tu, n)
+    bank = self.bank_value(turn, tu)
+    best = "bank" if bank is not None and bank[0] >= roll[0] else "roll"
+    keep = lambda v: None if v is None else [float(x) for x in v[:-1]]
+    return {"best": best, "bank": keep(bank), "roll": keep(roll)}
+
+  def advise(self, scores, t: int, dice: Sequence[int], counts=None
+             ) -> list[SeatChoice]:
+    """Every way to set dice aside from a roll at turn total t (points),
+    best for the mover first (empty: a farkle)."""
+    n = len(dice)
+    if not 1 <= n <= N_DICE or any(not 1 <= x <= 6 for x in dice):
+      raise PositionError(f"roll {','.join(map(str, dice))}: 1 to 6 dice "
+                          "with faces 1..6")
+    turn, tu = self.turn(scores, counts), self._units(t)
+    top, out = self.seats.num_rows, []
+    face_counts = tuple(list(dice).count(f) for f in range(1, 7))
+    for kept, points in scoring.keeps(self.rules, face_counts):
+      n2 = roll_tables.next_dice(n, sum(kept))
+      win = turn.rows[min(tu + points // self.seats.unit, top), n2 - 1]
+      faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
+      out.append(SeatChoice(faces, points, t + points, n2,
+                            tuple(float(x) for x in win[:-1])))
+    return sorted(out, key=lambda c: (-c.win[0], -c.points, -len(c.kept)))
+
+  def bank_thresholds(self, scores, counts=None) -> list[int | None]:
+    """For n = 6..1 dice, the smallest turn total (points) at which the
+    mover banks rather than rolls (None: never)."""
+    turn = self.turn(scores, counts)
+    out = []
+    for n in range(N_DICE, 0, -1):
+      found = None
+      for t in range(self.seats.bank_min, self.seats.num_rows):
+        bank = self.bank_value(turn, t)
+        if bank[0] >= self.roll_value(turn, t, n)[0]:
+          found = t * self.seats.unit
+          break
+      out.append(found)
+    return out
+
+
+class Turn(NamedTuple):
+  """The in-turn values of one start-of-turn position."""
+  key: tuple            # key fields (scores, then farkle counts)
+  rows: np.ndarray      # [T + 1, 6, N + 1] value vectors (channel N: farkle)
+  farkle: np.ndarray    # [N + 1] what a farkle is worth, seen from the mover
+
+
+_compiled_pass = jax.jit(vector_pass.turn_pass,
+                         static_argnames=("seats", "full"))
+
+
+def _turn(w0: jax.Array, key: tuple, seats: SeatsLayout,
+          roll: bellman.RollArrays) -> jax.Array:
+  """[T + 1, 6, N + 1, 1] the turn of one key (`vector_pass.turn_pass`)."""
+  one = lambda x: jnp.asarray(np.reshape(x, (1,)), jnp.int32)
+  target = one(seats.key_index(seats.farkle_fields(key)))
+  batch = vector_pass.Batch(
+      farkle=vector_pass.farkle_values(w0, target, seats),
+      bank_base=one(seats.bank_base(key)), s0=one(key[0]),
+      top=jnp.asarray(seats.t_max(key[0]), jnp.int32))
+  return _compiled_pass(w0, batch, roll, seats, full=True)
+
+
+def parse_scores(text: str, what: str = "scores") -> tuple[int, ...]:
+  """'0,500,1200' -> (0, 500, 1200); PositionError if not integers."""
+  try:
+    out = tuple(int(x) for x in text.replace(" ", "").split(",") if x)
+  except ValueError:
+    out = ()
+  if not out:
+    raise PositionError(f"--{what}={text}: expected integers separated by "
+                        "commas, one per player in turn order from the "
+                        "player to move, e.g. 0,500,1200")
+  return out
+
+
+def format_vector(v: Sequence[float]) -> str:
+  return " ".join(f"{x:.6f}" for x in v)
+
+
+def format_turn_table(game: SeatGame, scores, counts=None,
+                      t_last: int | None = None) -> str:
+  """The mover's turn table: rows t, columns n = 6..1; each cell the
+  mover's win probability and B (bank) or R (roll)."""
+  turn = game.turn(scores, counts)
+  unit, seats = game.seats.unit, game.seats
+  last = (t_last // unit if t_last is not None
+          else min(seats.num_rows - 1, 3000 // unit))
+  lines = [f"scores {','.join(map(str, scores))} (player to move first), "
+           f"win probabilities {format_vector(game.win_probabilities(scores, counts))}",
+           "     t" + "".join(f"{f'n={n}':>10}" for n in range(6, 0, -1))]
+  for t in range(0, last + 1):
+    cells = []
+    for n in range(6, 0, -1):
+      roll = game.roll_value(turn, t, n)
+      bank = game.bank_value(turn, t)
+      best = bank if bank is not None and bank[0] >= roll[0] else roll
+      mark = "B" if best is bank else "R"
+      cells.append(f"{mark} {best[0]:.5f}")
+    lines.append(f"{t * unit:>6}" + "".join(f"{c:>10}" for c in cells))
+  return "\n".join(lines)
+
+
+def format_advice(game: SeatGame, scores, t: int, dice, counts=None) -> str:
+  choices = game.advise(scores, t, dice, counts)
+  n = game.seats.players
+  head = (f"scores {','.join(map(str, scores))} (player to move first), "
+          f"turn total {t}, rolled {len(dice)} dice: "
+          f"{','.join(map(str, dice))}")
+  if not choices:
+    return head + "\nfarkle: nothing scores; the turn ends with nothing banked"
+  lines = [head, f"  {'keep':<14}{'points':>7}{'turn total':>12}"
+           f"{'dice left':>11}   win probability of players 1..{n}"]
+  for i, c in enumerate(choices):
+    lines.append(f"  {' '.join(map(str, c.kept)):<14}{c.points:>7}{c.t:>12}"
+                 f"{c.n:>11}   {format_vector(c.win)}{'  best' if i == 0 else ''}")
+  best = choices[0]
+  if best.t - t and best.win[0] < 1:
+    d = game.decision(scores, best.t, best.n, counts)
+    lines.append(f"then, at t={best.t} with {best.n} dice: {d['best']} "
+                 f"(bank {format_vector(d['bank']) if d['bank'] else 'not allowed'};"
+                 f" roll {format_vector(d['roll'])})")
+  return "\n".join(lines)
