@@ -10,6 +10,10 @@
       --workdir runs/minimal
   python -m farkle_jax.analyze komi --config configs/minimal.py \
       --workdir runs/minimal
+  python -m farkle_jax.analyze seats --config configs/three_players.py \
+      --workdir runs/three_players --scores 0,500,1200
+  python -m farkle_jax.analyze seated --config configs/three_players.py \
+      --config.rules.goal=2000 --workdir runs/three_2000 --games 4000
 
 Commands that need the optimal strategy solve the config in --workdir first
 (resuming; a finished run is only loaded). Results are printed and, with a
@@ -34,6 +38,8 @@ from farkle_jax.game.rules import Rules
 from farkle_jax.solver import checkpointing, configuration, driver, memory
 from farkle_jax.strategy import catalog, evaluation, expected_score, figures
 from farkle_jax.strategy import go_for_it, komi, memorized, simulation
+from farkle_jax.strategy import seat_game, seated
+from farkle_jax.solver import multiplayer_run, results
 
 _CONFIG = config_flags.DEFINE_config_file(
     "config", None, "Config file of the rules, e.g. configs/minimal.py.",
@@ -47,6 +53,11 @@ _T_LAST = flags.DEFINE_integer("t_last", 500, "maxscore: last t of V table.")
 _GAMES = flags.DEFINE_integer("games", 1_000_000, "simulate: games.")
 _SEED = flags.DEFINE_integer("seed", 0, "simulate: PRNG seed.")
 _K_MAX = flags.DEFINE_integer("k_max", 1000, "komi: largest komi, points.")
+_SCORES = flags.DEFINE_string(
+    "scores", None, "seats: every player's banked score in turn order from "
+    "the player to move (default: all 0).")
+_GUEST = flags.DEFINE_enum("guest", "two_player", seated.GUESTS,
+                           "seated: the strategy of the one other player.")
 _ALLOW = flags.DEFINE_bool(
     "allow_unconverged", False, "Use a solved run that stopped at "
     "max_iterations above its tolerance.")
@@ -236,11 +247,91 @@ def _save(workdir: str, name: str, out: dict) -> None:
     json.dump(out, f, indent=1, default=str)
 
 
+def _seat_game(config, workdir: str | None) -> seat_game.SeatGame:
+  """The solved N-player run of the config in `workdir` (solved first,
+  resuming, unless it holds the finished run)."""
+  if not workdir:
+    raise configuration.ConfigError("seats and seated need --workdir (the "
+                                    "solved run, or where to solve it)")
+  seats, _ = multiplayer_run.check(config)
+  try:
+    game = seat_game.SeatGame.load(workdir, _ALLOW.value)
+    if game.rules == seats.rules:
+      return game
+  except seat_game.PositionError:
+    pass
+  multiplayer_run.run(config, workdir)
+  return seat_game.SeatGame.load(workdir, _ALLOW.value)
+
+
+def _seats(config, workdir) -> dict:
+  game = _seat_game(config, workdir)
+  n = game.seats.players
+  scores = seat_game.parse_scores(_SCORES.value or ",".join(["0"] * n))
+  win = game.win_probabilities(scores)
+  banks = game.bank_thresholds(scores)
+  print(multiplayer_run.seat_table(game.summary))
+  print(f"at scores {','.join(map(str, scores))} (player to move first): "
+        f"win probabilities {seat_game.format_vector(win)}")
+  print("bank from turn total, n = 6..1 dice: "
+        + ", ".join("never" if b is None else str(b) for b in banks))
+  return dict(scores=scores, win=win.tolist(), bank_from=banks)
+
+
+def _seated(config, workdir) -> dict:
+  game = _seat_game(config, workdir)
+  pair_config = config.copy_and_resolve_references()
+  pair_config.rules.players = 2
+  pair = results.load(_pair_workdir(pair_config, workdir)).w0
+  exact = seated.evaluate(game.seats, game.w0, pair, _GUEST.value)
+  turns = seated.pair_turns(game.rules, pair)
+  opening = (game.seats.index_of(0),) * game.seats.players + (
+      0,) * game.seats.players
+  rows = []
+  for seat in range(game.seats.players):
+    ex, opt = exact[seat][opening][seat], game.w0[opening][seat]
+    wins = seated.simulate(game, turns if _GUEST.value == "two_player"
+                           else None, seat, _GAMES.value, _SEED.value + seat)
+    p = wins[seat] / _GAMES.value
+    se = (p * (1 - p) / _GAMES.value) ** 0.5
+    print(f"seat {seat + 1}: {_GUEST.value} wins {ex:.6f} exact, optimal "
+          f"{opt:.6f} (loss {opt - ex:+.6f}); {_GAMES.value:,} games "
+          f"{p:.6f} +- {se:.6f}, z = {(p - ex) / se:+.2f}")
+    rows.append(dict(seat=seat + 1, exact=ex, optimal=opt, simulated=p,
+                     se=se))
+  return dict(guest=_GUEST.value, games=_GAMES.value, rows=rows)
+
+
+def _pair_workdir(config, workdir: str) -> str:
+  """Solves (or loads) the two-player game of the same rules."""
+  where = os.path.join(workdir, "two_players")
+  driver.ensure(config, where)
+  return where
+
+
+SEAT_COMMANDS = {"seats": _seats, "seated": _seated}
+
+
 def main(argv):
-  if len(argv) != 2 or argv[1] not in COMMANDS:
-    raise app.UsageError(f"give one command: {' | '.join(COMMANDS)}")
+  names = list(COMMANDS) + list(SEAT_COMMANDS)
+  if len(argv) != 2 or argv[1] not in names:
+    raise app.UsageError(f"give one command: {' | '.join(names)}")
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
-  name, command = argv[1], COMMANDS[argv[1]]
+  name, players = argv[1], _CONFIG.value.rules.get("players", 2)
+  if (name in SEAT_COMMANDS) != (players > 2):
+    raise configuration.ConfigError(
+        f"{name}: for {'more than' if name in SEAT_COMMANDS else 'exactly'}"
+        f" two players (rules.players = {players}); with more, use "
+        "seats or seated")
+  if name in SEAT_COMMANDS:
+    if name == "seated" and _CONFIG.value.rules.penalty:
+      raise configuration.ConfigError(
+          "seated: rules without a farkle penalty only (rules.penalty = 0)")
+    out = {"command": name, **SEAT_COMMANDS[name](_CONFIG.value,
+                                                 _WORKDIR.value)}
+    _save(_WORKDIR.value, name, out)
+    return
+  command = COMMANDS[name]
   if name in NO_FINAL_ROUND and _CONFIG.value.rules.final_round:
     raise configuration.ConfigError(
         f"{name}: strategies are not yet evaluated or simulated with "

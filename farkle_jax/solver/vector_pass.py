@@ -19,7 +19,7 @@ is worth, which the ordered solver's Newton step needs.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -66,7 +66,9 @@ def bank_values(w0: jax.Array, batch: Batch, t: jax.Array,
 
 
 def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
-              seats: SeatsLayout, full: bool = False) -> jax.Array:
+              seats: SeatsLayout, full: bool = False,
+              bank: Callable[[jax.Array], jax.Array] | None = None,
+              win: jax.Array | None = None) -> jax.Array:
   """Backward pass over the turns of a batch of keys.
 
   Args:
@@ -75,13 +77,19 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
     roll: the roll tables (`bellman.roll_arrays`).
     seats: the layout (static).
     full: return every row, not only the start of the turn (static).
+    bank: t -> [C, k] what banking t is worth (default `bank_values`);
+      with `win` ([C], default `win_vector`), the channels may be others
+      than those of the solve (strategy evaluation: decisions on a channel
+      of their own).
 
   Returns:
     [C, k] the value vector at (t = 0, six dice), or with `full` the rows
     [T + 1, 6, C, k] (rows above a key's t_max and row T: wins).
   """
-  C, k = seats.players + 1, batch.s0.shape[0]
-  win = win_vector(seats.players, w0.dtype)
+  k = batch.s0.shape[0]
+  win = win_vector(seats.players, w0.dtype) if win is None else win
+  bank = bank or (lambda t: bank_values(w0, batch, t, seats))
+  C = win.shape[0]
   rows = jnp.broadcast_to(win[None, None, :, None],
                           (seats.num_rows + 1, N_DICE, C, k))
   farkle = roll.farkle_prob[:, None, None] * batch.farkle[None]  # [6, C, k]
@@ -93,9 +101,9 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
         t, g.rows, jnp)) for g in roll.groups], axis=0)         # [R, C, k]
     value = jnp.dot(roll.set_weight, best.reshape(best.shape[0], -1),
                     precision=_HIGHEST).reshape(N_DICE, C, k) + farkle
-    bank = bank_values(w0, batch, t, seats)                      # [C, k]
-    take = (t >= seats.bank_min) & (bank[0][None] >= value[:, 0])
-    new = jnp.where(take[:, None], bank[None], value)
+    banked = bank(t)                                             # [C, k]
+    take = (t >= seats.bank_min) & (banked[0][None] >= value[:, 0])
+    new = jnp.where(take[:, None], banked[None], value)
     return jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
 
   rows = jax.lax.fori_loop(0, batch.top + 1, body, rows)
