@@ -1,0 +1,84 @@
+"""A solved three-player game in a player's hands: queries agree with the
+solved values and the rules, and the command-line tools take every
+player's score."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from farkle_jax.solver import configuration, multiplayer_run
+from farkle_jax.strategy import seat_game
+from farkle_jax.strategy.solved_game import PositionError
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory):
+  config = configuration.base("minimal")
+  config.rules.update(goal=500, players=3)
+  config.solver.update(tol=1e-14, norm="absolute")
+  workdir = str(tmp_path_factory.mktemp("three"))
+  multiplayer_run.run(config, workdir)
+  return workdir, seat_game.SeatGame.load(workdir)
+
+
+def test_a_turn_starts_at_the_solved_values(solved):
+  _, game = solved
+  for scores in [(0, 0, 0), (300, 0, 450), (100, 250, 50)]:
+    turn = game.turn(scores)
+    np.testing.assert_allclose(turn.rows[0, 5, :3],
+                               game.win_probabilities(scores), atol=1e-13)
+
+
+def test_choices_and_decisions_are_consistent(solved):
+  _, game = solved
+  scores = (0, 250, 300)
+  choices = game.advise(scores, 0, (1, 5, 3, 3, 3, 2))
+  assert [c.points for c in choices][:1] and all(
+      a.win[0] >= b.win[0] for a, b in zip(choices, choices[1:]))
+  assert {c.points for c in choices} >= {100, 50, 300, 450}
+  for c in choices:
+    assert abs(sum(c.win) - 1) < 1e-12
+  d = game.decision(scores, 200, 2)
+  assert d["best"] in ("bank", "roll") and d["bank"] is not None
+  best = max(d["bank"], d["roll"], key=lambda v: v[0])
+  turn = game.turn(scores)
+  np.testing.assert_allclose(best, turn.rows[4, 1, :3], atol=1e-13)
+  # At 450 points a bank of 50 wins, and every n banks there.
+  assert game.bank_thresholds((450, 0, 0)) == [50] * 6
+
+
+@pytest.mark.parametrize("scores, says", [
+    ((0, 0), "expected 3 banked scores"),
+    ((0, 0, 510), "not a banked score"),
+    ((0, 0, 500), "not a banked score"),
+])
+def test_bad_positions_are_refused(solved, scores, says):
+  _, game = solved
+  with pytest.raises(PositionError, match=says):
+    game.win_probabilities(scores)
+
+
+def _run(module, *args):
+  return subprocess.run([sys.executable, "-m", f"farkle_jax.{module}", *args],
+                        cwd=ROOT, capture_output=True, text=True)
+
+
+def test_table_and_advise_take_every_score(solved):
+  workdir, game = solved
+  out = _run("table", "--workdir", workdir, "--scores", "0,250,300")
+  assert out.returncode == 0, out.stderr
+  win = game.win_probabilities((0, 250, 300))
+  assert f"{win[0]:.6f} {win[1]:.6f} {win[2]:.6f}" in out.stdout
+  out = _run("advise", "--workdir", workdir, "--scores", "0,250,300",
+             "--roll", "1,5,3,3,3,2")
+  assert out.returncode == 0 and "best" in out.stdout
+  out = _run("advise", "--workdir", workdir, "--scores", "0,250")
+  assert out.returncode == 2
+  assert out.stderr.startswith("error: scores 0,250: expected 3")
+  out = _run("play", "--workdir", workdir)
+  assert out.returncode != 0 and "3 players" in out.stderr
+  assert len(out.stderr.strip().splitlines()) == 1
