@@ -4,6 +4,7 @@ computer, in a browser.
     python -m farkle_jax.serve                      # http://127.0.0.1:8000
     python -m farkle_jax.serve --workdir W --port 8080
     python -m farkle_jax.serve --host 0.0.0.0       # reachable from others
+    python -m farkle_jax.serve --workdir W3         # a run of 3+ players
 
 It binds to localhost unless --host says otherwise. The JSON API behind the
 page is described in `web_app` and in the README.
@@ -12,9 +13,9 @@ page is described in `web_app` and in the README.
 from absl import app, flags, logging
 
 import farkle_jax  # noqa: F401  (enables float64)
-from farkle_jax import command_line, web_app
+from farkle_jax import command_line, seats_web, web_app
 from farkle_jax.solver import configuration
-from farkle_jax.strategy import solved_game
+from farkle_jax.strategy import seat_game, solved_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run "
                                "(default: the shipped values, --shipped).")
@@ -34,15 +35,20 @@ def main(argv):
   if not 0 <= _PORT.value <= 65535:
     raise configuration.ConfigError(
         f"--port={_PORT.value}: a port is 0..65535")
-  game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value,
-                                     _ALLOW.value)
-  game.win_probability(solved_game.Position(0, 0))  # compile before serving
+  if seat_game.is_seats_run(_WORKDIR.value):
+    game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
+    game.turn((0,) * game.seats.players)       # compile before serving
+    label, app_ = f"{game.seats.players} players", seats_web.create_app(game)
+  else:
+    game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value,
+                                       _ALLOW.value)
+    game.win_probability(solved_game.Position(0, 0))  # compile first
+    label, app_ = game.label, web_app.create_app(game)
   if _HOST.value not in ("127.0.0.1", "localhost", "::1"):
     logging.warning("serving on %s: other machines can reach it", _HOST.value)
   print(f"farkle_jax explorer ({game.rules.name} to {game.rules.goal}, "
-        f"{game.label}) on http://{_HOST.value}:{_PORT.value}/", flush=True)
-  uvicorn.run(web_app.create_app(game), host=_HOST.value, port=_PORT.value,
-              log_level="warning")
+        f"{label}) on http://{_HOST.value}:{_PORT.value}/", flush=True)
+  uvicorn.run(app_, host=_HOST.value, port=_PORT.value, log_level="warning")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,119 @@
+"""The web explorer for a game of more than two players, as a Starlette app.
+
+    GET /                                   the page: every player's score
+    GET /api/info                           rules, players, each seat's W
+    GET /api/seats?scores=0,500,1200        win probabilities and the
+                                            turn totals each n banks from
+    GET /api/table?scores=..[&t_max=]       the mover's turn table
+    GET /api/advice?scores=..&t=&n=[&roll=] ranked choices for a roll, or
+                                            bank or roll
+
+Scores are in points, one per player in turn order from the player to
+move. A request the API cannot answer gets a 4xx and {"error": one line}.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse
+from starlette.routing import Route
+
+from farkle_jax.strategy import seat_game
+from farkle_jax.strategy.solved_game import PositionError, parse_dice
+
+PAGE = os.path.join(os.path.dirname(__file__), "web")
+ASSETS = ("seats.js", "style.css")
+
+
+def _int(q, name: str, default: int) -> int:
+  try:
+    return int(q.get(name, default))
+  except ValueError:
+    raise PositionError(f"{name}={q.get(name)!r}: expected an integer"
+                        ) from None
+
+
+class SeatsExplorer:
+  """The endpoints over one solved N-player game."""
+
+  def __init__(self, game: seat_game.SeatGame):
+    self.game = game
+    self.lock = threading.Lock()   # one jit cache, one turn at a time
+
+  def _scores(self, q) -> tuple[int, ...]:
+    if "scores" not in q:
+      raise PositionError("scores: required, e.g. scores=0,500,1200")
+    return seat_game.parse_scores(q["scores"])
+
+  def info(self, q) -> dict[str, Any]:
+    g = self.game
+    return {"players": g.seats.players, "rules": g.rules.to_dict(),
+            "goal": g.rules.goal, "step": g.seats.unit,
+            "bank_minimum": g.rules.bank_minimum,
+            "seat_win": g.summary["seat_win"],
+            "unsettled_keys": g.summary.get("unsettled_keys", 0)}
+
+  def seats(self, q) -> dict[str, Any]:
+    scores = self._scores(q)
+    return {"scores": scores,
+            "win": self.game.win_probabilities(scores).tolist(),
+            "bank_from": self.game.bank_thresholds(scores)}
+
+  def table(self, q) -> dict[str, Any]:
+    scores, g = self._scores(q), self.game
+    turn, unit = g.turn(scores), g.seats.unit
+    last = min(g.seats.num_rows - 1, _int(q, "t_max", 3000) // unit)
+    rows = []
+    for t in range(last + 1):
+      cells = []
+      for n in range(6, 0, -1):
+        roll, bank = g.roll_value(turn, t, n), g.bank_value(turn, t)
+        banks = bank is not None and bank[0] >= roll[0]
+        best = bank if banks else roll
+        cells.append({"n": n, "action": "bank" if banks else "roll",
+                      "win": [float(x) for x in best[:-1]]})
+      rows.append({"t": t * unit, "cells": cells})
+    return {"scores": scores, "rows": rows}
+
+  def advice(self, q) -> dict[str, Any]:
+    scores, t = self._scores(q), _int(q, "t", 0)
+    if q.get("roll") is None:
+      return {"scores": scores, "t": t,
+              **self.game.decision(scores, t, _int(q, "n", 6))}
+    choices = self.game.advise(scores, t, parse_dice(q["roll"]))
+    return {"scores": scores, "t": t,
+            "choices": [c._asdict() for c in choices]}
+
+
+def create_app(game: seat_game.SeatGame) -> Starlette:
+  ex = SeatsExplorer(game)
+
+  def api(fn: Callable) -> Callable:
+    async def endpoint(request: Request):
+      try:
+        with ex.lock:
+          return JSONResponse(fn(request.query_params))
+      except (PositionError, ValueError) as e:
+        line = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        return JSONResponse({"error": line[:300]}, status_code=400)
+    return endpoint
+
+  async def page(request: Request):
+    return FileResponse(os.path.join(PAGE, "seats.html"))
+
+  async def asset(request: Request):
+    name = request.path_params["name"]
+    if name not in ASSETS:
+      return JSONResponse({"error": f"no file {name!r}"}, status_code=404)
+    return FileResponse(os.path.join(PAGE, name))
+
+  return Starlette(routes=[
+      Route("/", page), Route("/static/{name}", asset),
+      Route("/api/info", api(ex.info)), Route("/api/seats", api(ex.seats)),
+      Route("/api/table", api(ex.table)), Route("/api/advice", api(ex.advice)),
+  ])
