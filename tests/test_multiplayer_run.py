@@ -81,3 +81,19 @@ def test_a_solve_that_cannot_fit_is_refused_with_a_setting_that_would():
   seats, settings = multiplayer_run.check(config)
   with pytest.raises(MemoryRefused, match=r"rules\.goal=\d+ or lower"):
     multiplayer_run.plan_memory(seats, settings, 512)
+
+
+def test_two_devices_give_the_values_of_one(tmp_path):
+  """The sub-batches of a stage split over two (host) devices."""
+  one, two = str(tmp_path / "one"), str(tmp_path / "two")
+  assert _main(*TINY, "--workdir", one).returncode == 0
+  env = dict(os.environ,
+             XLA_FLAGS="--xla_force_host_platform_device_count=2")
+  out = subprocess.run([sys.executable, "-m", "farkle_jax.main", *TINY,
+                        "--workdir", two], cwd=ROOT, capture_output=True,
+                       text=True, env=env)
+  assert out.returncode == 0, out.stderr
+  assert "backend cpu, 2 device(s)" in out.stderr
+  a = np.load(os.path.join(one, "start_values.npy"))
+  b = np.load(os.path.join(two, "start_values.npy"))
+  assert np.array_equal(a, b)

@@ -36,6 +36,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jax.sharding import Mesh, PartitionSpec as P
+
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import vector_pass
@@ -68,23 +70,28 @@ class SeatPlan(NamedTuple):
   batches: int     # sub-batches per stage, U
   cycles: bool     # farkles stay in the stage (no penalty): solve cycles
   relative: bool   # the change is |dW| / W instead of |dW|
+  mesh: Mesh | None = None   # devices the sub-batches of a stage split over
 
 
-def plan_sizes(seats: SeatsLayout, group: int = 2048) -> tuple[int, int, int]:
-  """(S, U, G) of `build`, from the sizes alone (for the memory estimate)."""
+def plan_sizes(seats: SeatsLayout, group: int = 2048, devices: int = 1
+               ) -> tuple[int, int, int]:
+  """(S, U, G) of `build`, from the sizes alone (for the memory estimate);
+  U is a multiple of the number of devices."""
   sizes = seats.stage_sizes()
   S, most = len(sizes), int(sizes.max())
   G = min(group, most)
-  return S, -(-most // G), G
+  U = -(-most // G)
+  return S, -(-U // devices) * devices, G
 
 
-def build(seats: SeatsLayout, group: int = 2048, relative: bool = False
-          ) -> tuple[SeatTables, SeatPlan]:
-  """Stages, sub-batches and index tables of the sweep."""
+def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
+          mesh: Mesh | None = None) -> tuple[SeatTables, SeatPlan]:
+  """Stages, sub-batches and index tables of the sweep (the sub-batches of
+  a stage split over the devices of `mesh`, if given)."""
   fields = seats.key_fields()
   stage = seats.stage(fields)
   s0 = np.asarray(fields[0])
-  S, U, G = plan_sizes(seats, group)
+  S, U, G = plan_sizes(seats, group, mesh.size if mesh is not None else 1)
   order = np.lexsort((-s0, stage))   # by stage, longest turns first
   stage_o, s0_o = stage[order], s0[order]
   start = np.searchsorted(stage_o, np.arange(S))
@@ -121,7 +128,7 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False
       *(jnp.asarray(x, jnp.int32) for x in (keys, farkle, partner, bank,
                                              mover, top, warm)),
       real=jnp.asarray(keys < sink), work=states / states.sum())
-  return tables, SeatPlan(seats, G, U, cycles, relative)
+  return tables, SeatPlan(seats, G, U, cycles, relative, mesh)
 
 
 def initial_values(seats: SeatsLayout, dtype=jnp.float64) -> jax.Array:
@@ -132,20 +139,28 @@ def initial_values(seats: SeatsLayout, dtype=jnp.float64) -> jax.Array:
 
 def _passes(w0: jax.Array, tables: SeatTables, s: jax.Array,
             roll: RollArrays, plan: SeatPlan) -> jax.Array:
-  """[C, U * G] start vectors of a stage's turns at the current w0."""
-  G, C = plan.group, plan.seats.players + 1
+  """[C, U * G] start vectors of a stage's turns at the current w0, the
+  sub-batches split over the devices of `plan.mesh`."""
+  G, U, C = plan.group, plan.batches, plan.seats.players + 1
 
-  def one(u, out):
-    part = lambda x: jax.lax.dynamic_slice_in_dim(x[s], u * G, G)
-    batch = vector_pass.Batch(
-        farkle=vector_pass.farkle_values(w0, part(tables.farkle), plan.seats),
-        bank_base=part(tables.bank_base), s0=part(tables.s0),
-        top=tables.top[s, u])
-    v = vector_pass.turn_pass(w0, batch, roll, plan.seats)
-    return jax.lax.dynamic_update_slice_in_dim(out, v, u * G, axis=1)
+  def local(w0, farkle, base, s0, top, roll):   # [U / devices, G] each
+    def one(u, out):
+      batch = vector_pass.Batch(
+          farkle=vector_pass.farkle_values(w0, farkle[u], plan.seats),
+          bank_base=base[u], s0=s0[u], top=top[u])
+      v = vector_pass.turn_pass(w0, batch, roll, plan.seats)
+      return jax.lax.dynamic_update_index_in_dim(out, v, u, axis=0)
+    out = jnp.zeros((farkle.shape[0], C, G), w0.dtype)
+    return jax.lax.fori_loop(0, farkle.shape[0], one, out)
 
-  out = jnp.zeros((C, plan.batches * G), w0.dtype)
-  return jax.lax.fori_loop(0, plan.batches, one, out)
+  parts = [x[s].reshape(U, G) for x in (tables.farkle, tables.bank_base,
+                                        tables.s0)]
+  if plan.mesh is not None:
+    local = jax.shard_map(
+        local, mesh=plan.mesh, out_specs=P("batch"), check_vma=False,
+        in_specs=(P(), P("batch"), P("batch"), P("batch"), P("batch"), P()))
+  out = local(w0, *parts, tables.top[s], roll)                  # [U, C, G]
+  return out.transpose(1, 0, 2).reshape(C, U * G)
 
 
 def solve_cycles(c: jax.Array, a: jax.Array, partner: jax.Array,

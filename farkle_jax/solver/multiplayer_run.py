@@ -27,7 +27,7 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, checkpointing, configuration
 from farkle_jax.solver import integrity, locking, memory, multiplayer
-from farkle_jax.solver import results
+from farkle_jax.solver import placement, results
 from farkle_jax.solver.configuration import ConfigError, Settings
 
 SAVE_SECONDS = 300   # a checkpoint within a sweep at least this often
@@ -70,7 +70,7 @@ def check(config: ml_collections.ConfigDict) -> tuple[SeatsLayout, Settings]:
 
 def footprint(seats: SeatsLayout, group: int) -> tuple[int, int]:
   """Estimated peak (host, device) bytes of a solve."""
-  S, U, G = multiplayer.plan_sizes(seats, group)
+  S, U, G = multiplayer.plan_sizes(seats, group, jax.device_count())
   n, K = seats.players, seats.num_keys
   values = (K + 1) * n * 8 * 3             # w0, its donated copy, a gather
   tables = S * U * G * (7 * 4 + 1)
@@ -121,18 +121,23 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   group = group_size(settings)
   need = plan_memory(seats, settings, group)
   logging.info("%d players, rules %s: %s keys, %s model states; memory "
-               "estimate %.2f GB; backend %s", seats.players,
+               "estimate %.2f GB; backend %s, %d device(s)", seats.players,
                seats.rules.name, f"{seats.num_keys:,}",
-               f"{seats.num_states:,}", need / 2**30, jax.default_backend())
+               f"{seats.num_states:,}", need / 2**30, jax.default_backend(),
+               jax.device_count())
   os.makedirs(workdir, exist_ok=True)
   with locking.WorkdirLock(workdir):
-    tables, plan = multiplayer.build(seats, group, settings.norm == "relative")
+    mesh = placement.make_mesh()
+    tables, plan = multiplayer.build(seats, group, settings.norm == "relative",
+                                     mesh)
+    tables = placement.place(tables, placement.everywhere(mesh))
     roll = bellman.roll_arrays(roll_tables.build(seats.rules))
     ckpt = checkpointing.Checkpoints(os.path.join(workdir, "checkpoints"),
                                      fingerprint(seats, group),
                                      keep=settings.checkpoint_keep)
     try:
       w0, pos = _restore(ckpt, seats)
+      w0 = placement.place(w0, placement.everywhere(mesh))
       w0, pos = _sweeps(w0, pos, tables, plan, roll, settings, ckpt)
     finally:
       ckpt.close()
