@@ -33,3 +33,15 @@ def tiny_runs(tmp_path_factory):
     return cache[name]
 
   return get
+
+
+@pytest.fixture(scope="session")
+def three_players(tmp_path_factory):
+  """The workdir of a solved three-player game: minimal rules to 500."""
+  from farkle_jax.solver import configuration, multiplayer_run
+  config = configuration.base("minimal")
+  config.rules.update(goal=500, players=3)
+  config.solver.update(tol=1e-14, norm="absolute")
+  workdir = str(tmp_path_factory.mktemp("three_players"))
+  multiplayer_run.run(config, workdir)
+  return workdir

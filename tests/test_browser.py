@@ -151,14 +151,9 @@ def test_a_game_is_played_to_the_end(page):
 
 
 @pytest.fixture(scope="module")
-def seats_page(tmp_path_factory):
+def seats_page(three_players):
   """The explorer over a solved three-player game, in the browser."""
-  from farkle_jax.solver import configuration, multiplayer_run
-  config = configuration.base("minimal")
-  config.rules.update(goal=500, players=3)
-  config.solver.update(tol=1e-14, norm="absolute")
-  workdir = str(tmp_path_factory.mktemp("three_browser"))
-  multiplayer_run.run(config, workdir)
+  workdir = three_players
   port = _free_port()
   proc = subprocess.Popen(
       [sys.executable, "-m", "farkle_jax.serve", "--workdir", workdir,

@@ -10,19 +10,13 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from farkle_jax.solver import configuration, multiplayer_run
 from farkle_jax.strategy import seat_game
 from farkle_jax.strategy.solved_game import PositionError
 
 
 @pytest.fixture(scope="module")
-def solved(tmp_path_factory):
-  config = configuration.base("minimal")
-  config.rules.update(goal=500, players=3)
-  config.solver.update(tol=1e-14, norm="absolute")
-  workdir = str(tmp_path_factory.mktemp("three"))
-  multiplayer_run.run(config, workdir)
-  return workdir, seat_game.SeatGame.load(workdir)
+def solved(three_players):
+  return three_players, seat_game.SeatGame.load(three_players)
 
 
 def test_a_turn_starts_at_the_solved_values(solved):

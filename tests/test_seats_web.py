@@ -5,18 +5,12 @@ import pytest
 from starlette.testclient import TestClient
 
 from farkle_jax import seats_web
-from farkle_jax.solver import configuration, multiplayer_run
 from farkle_jax.strategy import seat_game
 
 
 @pytest.fixture(scope="module")
-def game(tmp_path_factory):
-  config = configuration.base("minimal")
-  config.rules.update(goal=500, players=3)
-  config.solver.update(tol=1e-14, norm="absolute")
-  workdir = str(tmp_path_factory.mktemp("three_web"))
-  multiplayer_run.run(config, workdir)
-  return seat_game.SeatGame.load(workdir)
+def game(three_players):
+  return seat_game.SeatGame.load(three_players)
 
 
 @pytest.fixture(scope="module")
