@@ -43,6 +43,7 @@ RUNS = {
     "minimal_6p_500": ("minimal", 6, 500, None),
     "facebook_2p_1000": ("facebook", 2, 1000, -500),
     "facebook_3p_1000": ("facebook", 3, 1000, -500),
+    "facebook_4p_500": ("facebook", 4, 500, -200),
 }
 SEATED = ("minimal_3p_2000", "minimal_2p_2000")  # (N players, two players)
 
