@@ -58,7 +58,7 @@ class SeatTables(NamedTuple):
   top: jax.Array        # [S, U] int32 highest row of each sub-batch
   warm: jax.Array       # [S, U * G] int32 flat key of the same scores with
                         #   the last seat one unit higher (a first guess
-                        #   an earlier stage solved), or the key itself
+                        #   an earlier stage solved), or the sink: 1/N
   real: jax.Array       # [S, U * G] bool not padding
   work: np.ndarray      # [S] the stage's share of all states (host)
 
@@ -109,8 +109,7 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
   np.maximum.at(top, (stage_o, slot // G), seats.t_max(s0_o))
   last = np.asarray(fields[seats.players - 1])
   near = np.where(last + 1 < seats.num_scores,
-                  np.arange(seats.num_keys) + seats.score_stride,
-                  np.arange(seats.num_keys))
+                  np.arange(seats.num_keys) + seats.score_stride, sink)
   warm = np.full((S, U * G), sink, np.int64)
   warm[stage_o, slot] = near[order]
   local = np.full(sink + 1, -1, np.int64)
@@ -212,7 +211,8 @@ def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
   `NEWTON_STEPS` (an even number). Where they keep alternating between two
   policy profiles, some rotation cycle has no equilibrium in pure turn
   policies (docs/model.md §8): the stage keeps the midpoint of the last two
-  steps and reports how far apart they were.
+  steps and reports how far apart they were. Such a stage starts each sweep
+  from the first sweep's guess, so it lands where it landed then.
 
   Args:
     first: [] bool, the first sweep: the stage starts from `tables.warm`.
@@ -225,8 +225,13 @@ def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
   keys, real = tables.keys[s], tables.real[s]
   partner, n = tables.partner[s], plan.seats.players
   before = w0[keys].T                                       # [N, M]
-  w0 = w0.at[keys].set(jnp.where(first, w0[tables.warm[s]], w0[keys]))
   masked = lambda d: jnp.where(real[None], d, 0).max()
+  sink = w0.shape[0] - 1
+
+  def guess(w0):   # the first guess: the warm key, or 1/N without one
+    warm = tables.warm[s]
+    return w0.at[keys].set(jnp.where((warm == sink)[:, None], 1 / n,
+                                     w0[warm]))
 
   def step(carry):
     w0, i, _, _ = carry
@@ -240,9 +245,20 @@ def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
     return (i < (NEWTON_STEPS if plan.cycles else 1)) & (
         change >= NEWTON_ATOL)
 
-  w0, steps, change, prev = jax.lax.while_loop(
-      more, step, (w0, jnp.zeros((), jnp.int32),
-                   jnp.asarray(jnp.inf, w0.dtype), before))
+  def settle(w0):
+    return jax.lax.while_loop(more, step, (
+        w0, jnp.zeros((), jnp.int32), jnp.asarray(jnp.inf, w0.dtype),
+        w0[keys].T))
+
+  w0 = jax.lax.cond(first, guess, lambda w0: w0, w0)
+  w0, steps, change, prev = settle(w0)
+  # An unsettled stage starts again from the first sweep's guess, so that
+  # its values depend on the stages before it alone, as in the first sweep.
+  retry = plan.cycles & ~first & (change >= NEWTON_ATOL)
+  w0, again, change, prev = jax.lax.cond(
+      retry, lambda w0: settle(guess(w0)),
+      lambda w0: (w0, jnp.zeros((), jnp.int32), change, prev), w0)
+  steps = steps + again
   last = w0[keys].T
   apart = jnp.where(real[None], jnp.abs(last - prev), 0).max(axis=0)
   open_ = (apart >= NEWTON_ATOL) & plan.cycles
