@@ -60,7 +60,7 @@ def config_of(name: str):
   config.rules.update(players=players, goal=goal)
   if floor is not None:
     config.rules.floor = floor
-  config.solver.update(tol=1e-12, norm="absolute")
+  config.solver.update(tol=1e-12, norm="absolute", max_iterations=40)
   return config
 
 

@@ -190,8 +190,9 @@ def _sweeps(w0, pos: Position, tables, plan, roll, settings: Settings,
                      change, _clock((now - t0) * (1 - share) / share))
         logged = now
       if now - saved > SAVE_SECONDS and s + 1 < S:
-        _save(ckpt, w0, pos._replace(stage=s + 1, change=change,
-                                     passes=passes), S)
+        _save(ckpt, w0, pos._replace(
+            stage=s + 1, change=change, passes=passes,
+            seconds=pos.seconds + now - t0), S)
         saved = now
     integrity.check_probabilities(np.asarray(w0[:-1]), "the start values")
     pos = Position(pos.sweep + 1, 0, 0.0, pos.history + [change], passes,
