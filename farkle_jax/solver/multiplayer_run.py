@@ -42,6 +42,7 @@ class Position(NamedTuple):
   change: float         # largest change so far in the current sweep
   history: list         # largest change of every finished sweep
   passes: int           # turn passes of stages, all sweeps
+  work: float           # states evaluated, in passes over all states
   seconds: float        # time spent sweeping
   unsettled: int        # keys left unsettled by the last finished sweep
   apart: float          # and how far their last two policy steps were
@@ -154,9 +155,11 @@ def _restore(ckpt: checkpointing.Checkpoints, seats: SeatsLayout
       saved["w0"], "checkpoint w0"))
   if got is None:
     return multiplayer.initial_values(seats), Position(
-        0, 0, 0.0, [], 0, 0.0, 0, 0.0)
+        0, 0, 0.0, [], 0, 0.0, 0.0, 0, 0.0)
   step, saved, meta = got
-  pos = Position(**{k: meta["position"][k] for k in Position._fields})
+  where = dict(meta["position"])
+  where.setdefault("work", 0.0)   # checkpoints written before the count
+  pos = Position(**{k: where[k] for k in Position._fields})
   logging.info("resumed from checkpoint %d: sweep %d, stage %d", step,
                pos.sweep + 1, pos.stage)
   return saved["w0"], pos
@@ -177,10 +180,12 @@ def _sweeps(w0, pos: Position, tables, plan, roll, settings: Settings,
       pos.history and pos.history[-1] < settings.tol):
     t0, saved, logged = time.time(), time.time(), time.time()
     change, passes, unsettled, apart = pos.change, pos.passes, 0, 0.0
+    work = pos.work
     for s in range(pos.stage, S):
       w0, ch, steps, n_open, gap = multiplayer.compiled_stage_step(
           w0, tables, jnp.int32(s), pos.sweep == 0, roll, plan)
       change, passes = max(change, float(ch)), passes + int(steps)
+      work += int(steps) * float(tables.work[s])
       unsettled, apart = unsettled + int(n_open), max(apart, float(gap))
       now = time.time()
       if now - logged > LOG_SECONDS:
@@ -191,12 +196,12 @@ def _sweeps(w0, pos: Position, tables, plan, roll, settings: Settings,
         logged = now
       if now - saved > SAVE_SECONDS and s + 1 < S:
         _save(ckpt, w0, pos._replace(
-            stage=s + 1, change=change, passes=passes,
+            stage=s + 1, change=change, passes=passes, work=work,
             seconds=pos.seconds + now - t0), S)
         saved = now
     integrity.check_probabilities(np.asarray(w0[:-1]), "the start values")
     pos = Position(pos.sweep + 1, 0, 0.0, pos.history + [change], passes,
-                   pos.seconds + time.time() - t0, unsettled, apart)
+                   work, pos.seconds + time.time() - t0, unsettled, apart)
     logging.info("sweep %d: max %s change %.3e in %.1f s%s", pos.sweep,
                  settings.norm, change, time.time() - t0,
                  f"; {unsettled} keys unsettled (last two policy steps "
@@ -227,6 +232,9 @@ def _summary(seats: SeatsLayout, settings: Settings, pos: Position, w0,
       "unsettled_apart": pos.apart,
       "model_states": seats.num_states, "keys": seats.num_keys,
       "turn_passes": pos.passes,
+      "state_updates": int(pos.work * seats.num_states),
+      "state_updates_per_second": (pos.work * seats.num_states / pos.seconds
+                                   if pos.seconds else None),
       "sweep_seconds": pos.seconds,
       "wall_seconds_this_process": time.time() - start,
       "memory_estimate_bytes": need,
