@@ -201,6 +201,42 @@ def _models(w0: jax.Array, tables: SeatTables, s: jax.Array,
   return _Models(v[:n] - v[n][None] * read, v[n])
 
 
+def _first_guess(w0: jax.Array, tables: SeatTables, s: jax.Array,
+                 players: int) -> jax.Array:
+  """w0 with stage s at the first sweep's guess: the warm keys, or 1/N."""
+  warm, sink = tables.warm[s], w0.shape[0] - 1
+  return w0.at[tables.keys[s]].set(
+      jnp.where((warm == sink)[:, None], 1 / players, w0[warm]))
+
+
+def _settle(w0: jax.Array, tables: SeatTables, s: jax.Array,
+            roll: RollArrays, plan: SeatPlan) -> tuple[jax.Array, ...]:
+  """Policy steps of stage s until its values change by less than
+  `NEWTON_ATOL` (one step with a penalty), at most `NEWTON_STEPS`.
+
+  Returns:
+    w0, the steps taken, the last change, the values before the last step.
+  """
+  keys, real = tables.keys[s], tables.real[s]
+
+  def step(carry):
+    w0, i, _, _ = carry
+    m = _models(w0, tables, s, roll, plan)
+    x = solve_cycles(m.c, m.a, tables.partner[s], plan.seats.players)
+    prev = w0[keys].T
+    change = jnp.where(real[None], jnp.abs(x - prev), 0).max()
+    return w0.at[keys].set(x.T), i + 1, change, prev
+
+  def more(carry):
+    _, i, change, _ = carry
+    return (i < (NEWTON_STEPS if plan.cycles else 1)) & (
+        change >= NEWTON_ATOL)
+
+  return jax.lax.while_loop(more, step, (
+      w0, jnp.zeros((), jnp.int32), jnp.asarray(jnp.inf, w0.dtype),
+      w0[keys].T))
+
+
 def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
                first: jax.Array, roll: RollArrays, plan: SeatPlan
                ) -> tuple[jax.Array, ...]:
@@ -223,33 +259,9 @@ def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
     keys left unsettled; their largest distance between the last two steps.
   """
   keys, real = tables.keys[s], tables.real[s]
-  partner, n = tables.partner[s], plan.seats.players
   before = w0[keys].T                                       # [N, M]
-  masked = lambda d: jnp.where(real[None], d, 0).max()
-  sink = w0.shape[0] - 1
-
-  def guess(w0):   # the first guess: the warm key, or 1/N without one
-    warm = tables.warm[s]
-    return w0.at[keys].set(jnp.where((warm == sink)[:, None], 1 / n,
-                                     w0[warm]))
-
-  def step(carry):
-    w0, i, _, _ = carry
-    m = _models(w0, tables, s, roll, plan)
-    x = solve_cycles(m.c, m.a, partner, n)
-    prev = w0[keys].T
-    return w0.at[keys].set(x.T), i + 1, masked(jnp.abs(x - prev)), prev
-
-  def more(carry):
-    _, i, change, _ = carry
-    return (i < (NEWTON_STEPS if plan.cycles else 1)) & (
-        change >= NEWTON_ATOL)
-
-  def settle(w0):
-    return jax.lax.while_loop(more, step, (
-        w0, jnp.zeros((), jnp.int32), jnp.asarray(jnp.inf, w0.dtype),
-        w0[keys].T))
-
+  guess = lambda w0: _first_guess(w0, tables, s, plan.seats.players)
+  settle = lambda w0: _settle(w0, tables, s, roll, plan)
   w0 = jax.lax.cond(first, guess, lambda w0: w0, w0)
   w0, steps, change, prev = settle(w0)
   # An unsettled stage starts again from the first sweep's guess, so that
@@ -267,8 +279,8 @@ def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
   delta = jnp.abs(after - before)
   if plan.relative:
     delta = delta / jnp.maximum(after, jnp.finfo(after.dtype).tiny)
-  return (w0, masked(delta), steps, jnp.sum(open_).astype(jnp.int32),
-          jnp.where(open_, apart, 0).max())
+  return (w0, jnp.where(real[None], delta, 0).max(), steps,
+          jnp.sum(open_).astype(jnp.int32), jnp.where(open_, apart, 0).max())
 
 
 compiled_stage_step = jax.jit(stage_step, static_argnames=("plan",),
