@@ -1,0 +1,66 @@
+"""The N-player explorer in a real headless browser: advice for a roll and
+the turn table from every player's score. Its own module: one Playwright
+session per module (the two-player page's is closed by then)."""
+
+from test_browser import CHROMIUM, FLAGS, ROOT, _free_port, _shot, sync_api
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def seats_page(three_players):
+  """The explorer over a solved three-player game, in the browser."""
+  workdir = three_players
+  port = _free_port()
+  proc = subprocess.Popen(
+      [sys.executable, "-m", "farkle_jax.serve", "--workdir", workdir,
+       "--port", str(port)], cwd=ROOT, env=dict(os.environ),
+      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+  url = f"http://127.0.0.1:{port}"
+  for _ in range(600):
+    try:
+      urllib.request.urlopen(url + "/api/info", timeout=1)
+      break
+    except OSError:
+      if proc.poll() is not None:
+        raise RuntimeError(proc.stdout.read())
+      time.sleep(0.1)
+  with sync_api.sync_playwright() as p:
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    yield page
+    browser.close()
+    assert not errors, errors
+  proc.terminate()
+  proc.wait(timeout=30)
+
+
+def test_three_players_advice_and_table(seats_page):
+  page = seats_page
+  page.wait_for_selector("#rules:has-text('seat 3 wins')")
+  assert page.locator("#score-fields input.score").count() == 3
+  page.locator("#score-fields input.score").nth(1).fill("250")
+  page.locator("#score-fields input.score").nth(2).fill("300")
+  page.fill("#seats-roll", "1,5,3,3,3,2")
+  page.click("#seats-go")
+  page.wait_for_selector("#seats-result tr.choice")
+  assert page.locator("#seats-result tr.choice").count() >= 4
+  assert "player 3" in page.inner_text("#seats-result")
+  assert "win probabilities" in page.inner_text("#seats-win")
+  _shot(page, "three_players_advice.png")
+  page.locator("#score-fields input.score").nth(0).fill("200")  # banks at 300
+  page.click("#table-go")
+  page.wait_for_selector("#seats-table td.cell.bank")
+  assert page.locator("#seats-table td.cell.roll").count() > 5
+  _shot(page, "three_players_table.png")
+  page.locator("#score-fields input.score").nth(2).fill("900")
+  page.click("#table-go")
+  page.wait_for_selector("#seats-error:has-text('score=900')")
