@@ -7,6 +7,7 @@ Needs Debian's chromium (`.ci/run` installs it). Without it the test is
 skipped, unless FARKLE_JAX_REQUIRE_BROWSER=1 (as in CI) makes that a failure.
 """
 
+import contextlib
 import os
 import shutil
 import socket
@@ -38,38 +39,55 @@ def _free_port() -> int:
     return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+@contextlib.contextmanager
+def serving(*source: str):
+  """`python -m farkle_jax.serve` with `source` flags on a free port, up
+  and answering; yields its URL."""
   port = _free_port()
   proc = subprocess.Popen(
-      [sys.executable, "-m", "farkle_jax.serve", "--shipped", "default",
-       "--port", str(port)], cwd=ROOT, env=dict(os.environ),
+      [sys.executable, "-m", "farkle_jax.serve", *source, "--port",
+       str(port)], cwd=ROOT, env=dict(os.environ),
       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
   url = f"http://127.0.0.1:{port}"
-  for _ in range(600):
-    try:
-      urllib.request.urlopen(url + "/api/info", timeout=1)
-      break
-    except OSError:
-      if proc.poll() is not None:
-        raise RuntimeError(proc.stdout.read())
-      time.sleep(0.1)
-  yield url
-  proc.terminate()
-  proc.wait(timeout=30)
+  try:
+    for _ in range(600):
+      try:
+        urllib.request.urlopen(url + "/api/info", timeout=1)
+        break
+      except OSError:
+        if proc.poll() is not None:
+          raise RuntimeError(proc.stdout.read())
+        time.sleep(0.1)
+    yield url
+  finally:
+    proc.terminate()
+    proc.wait(timeout=30)
 
 
-@pytest.fixture(scope="module")
-def page(server):
+@contextlib.contextmanager
+def browsing(url: str):
+  """A headless Chromium page at `url`; no page errors allowed."""
   with sync_api.sync_playwright() as p:
     browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(server)
+    page.goto(url)
     yield page
     browser.close()
     assert not errors, errors
+
+
+@pytest.fixture(scope="module")
+def server():
+  with serving("--shipped", "default") as url:
+    yield url
+
+
+@pytest.fixture(scope="module")
+def page(server):
+  with browsing(server) as page:
+    yield page
 
 
 def _shot(page, name):

@@ -2,45 +2,16 @@
 the turn table from every player's score. Its own module: one Playwright
 session per module (the two-player page's is closed by then)."""
 
-from test_browser import CHROMIUM, FLAGS, ROOT, _free_port, _shot, sync_api
-import os
-import subprocess
-import sys
-import time
-import urllib.request
-
 import pytest
+
+from test_browser import _shot, browsing, serving
 
 
 @pytest.fixture(scope="module")
 def seats_page(three_players):
   """The explorer over a solved three-player game, in the browser."""
-  workdir = three_players
-  port = _free_port()
-  proc = subprocess.Popen(
-      [sys.executable, "-m", "farkle_jax.serve", "--workdir", workdir,
-       "--port", str(port)], cwd=ROOT, env=dict(os.environ),
-      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-  url = f"http://127.0.0.1:{port}"
-  for _ in range(600):
-    try:
-      urllib.request.urlopen(url + "/api/info", timeout=1)
-      break
-    except OSError:
-      if proc.poll() is not None:
-        raise RuntimeError(proc.stdout.read())
-      time.sleep(0.1)
-  with sync_api.sync_playwright() as p:
-    browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(url)
+  with serving("--workdir", three_players) as url, browsing(url) as page:
     yield page
-    browser.close()
-    assert not errors, errors
-  proc.terminate()
-  proc.wait(timeout=30)
 
 
 def test_three_players_advice_and_table(seats_page):

@@ -39,18 +39,11 @@ N_DICE = 6
 Fields = tuple  # (b, d, f, e): index arrays (or ints) of the same shape
 
 
-@dataclasses.dataclass(frozen=True)
-class StateLayout:
-  """Sizes and index arithmetic of the state of one rule set.
+class ScoreUnits:
+  """The rule sizes in score units, and where an option lands in a turn
+  array, shared by the two-player layout and the N-player one
+  (`game.seats`). Needs `rules` and `num_rows` of the layout."""
 
-  Attributes:
-    rules: the rule set.
-    chunk_keys: keys per chunk (Kc) of the full value array.
-  """
-  rules: Rules
-  chunk_keys: int = 2048
-
-  # Sizes, in score units.
   @property
   def unit(self) -> int:
     return self.rules.step
@@ -70,6 +63,33 @@ class StateLayout:
   @property
   def penalty(self) -> int:
     return self.rules.penalty // self.unit
+
+  def reached_offset(self, t, options, xp: ModuleType = np):
+    """Flat offsets of the states that options lead to from row t.
+
+    Args:
+      t: turn total (units) before the roll.
+      options: `turn_offset(points, next dice)` of each option.
+
+    Returns:
+      `options + turn_offset(t, 1)`, clamped to the row of wins T (every
+      state past it is a win too).
+    """
+    return xp.minimum(options + t * N_DICE,
+                      self.num_rows * N_DICE + options % N_DICE)
+
+
+
+@dataclasses.dataclass(frozen=True)
+class StateLayout(ScoreUnits):
+  """Sizes and index arithmetic of the state of one rule set.
+
+  Attributes:
+    rules: the rule set.
+    chunk_keys: keys per chunk (Kc) of the full value array.
+  """
+  rules: Rules
+  chunk_keys: int = 2048
 
   @property
   def num_off(self) -> int:
@@ -348,20 +368,6 @@ class StateLayout:
   def row_of(offset):
     """Turn total (row) of a flat turn offset."""
     return offset // N_DICE
-
-  def reached_offset(self, t, options, xp: ModuleType = np):
-    """Flat offsets of the states that options lead to from row t.
-
-    Args:
-      t: turn total (units) before the roll.
-      options: `turn_offset(points, next dice)` of each option.
-
-    Returns:
-      `options + turn_offset(t, 1)`, clamped to the row of wins T (every
-      state past it is a win too).
-    """
-    return xp.minimum(options + t * N_DICE,
-                      self.num_rows * N_DICE + options % N_DICE)
 
   # The full value array of value iteration.
   @property

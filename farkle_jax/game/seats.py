@@ -26,14 +26,14 @@ from types import ModuleType
 
 import numpy as np
 
-from farkle_jax.game.layout import N_DICE
+from farkle_jax.game.layout import N_DICE, ScoreUnits
 from farkle_jax.game.rules import Rules
 
 Fields = tuple  # (s_0, .., s_{N-1}, f_0, .., f_{N-1}): index arrays or ints
 
 
 @dataclasses.dataclass(frozen=True)
-class SeatsLayout:
+class SeatsLayout(ScoreUnits):
   """Sizes and index arithmetic of the N-player state (hashable).
 
   Attributes:
@@ -44,26 +44,6 @@ class SeatsLayout:
   @property
   def players(self) -> int:
     return self.rules.players
-
-  @property
-  def unit(self) -> int:
-    return self.rules.step
-
-  @property
-  def low(self) -> int:
-    return self.rules.low // self.unit
-
-  @property
-  def goal(self) -> int:
-    return self.rules.goal // self.unit
-
-  @property
-  def bank_min(self) -> int:
-    return max(1, self.rules.bank_minimum // self.unit)
-
-  @property
-  def penalty(self) -> int:
-    return self.rules.penalty // self.unit
 
   @property
   def num_scores(self) -> int:
@@ -182,12 +162,6 @@ class SeatsLayout:
     """Values of the next player's key seen from the player who moved:
     component i is the next key's component i - 1 (mod N)."""
     return xp.roll(values, 1, axis=axis)
-
-  def reached_offset(self, t, options, xp: ModuleType = np):
-    """Flat offsets that options (`turn_offset(points, next dice)`) lead to
-    from row t, clamped to the row of wins T."""
-    return xp.minimum(options + t * N_DICE,
-                      self.num_rows * N_DICE + options % N_DICE)
 
   def seat_order(self, mover: int) -> np.ndarray:
     """Absolute seat of each component of a key whose mover sits at seat

@@ -89,7 +89,9 @@ def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
   have = memory.available_bytes(on_device=True)
   if settings.memory_limit_gb is not None:
     have = (int(settings.memory_limit_gb * 2**30), "memory_limit_gb")
-  hints = []
+  if need <= 0.8 * have[0]:
+    return need
+  hints = []   # only for a refusal: each a smaller game's estimate
   for goal in range(seats.rules.goal - seats.unit, 0, -seats.unit * 10):
     smaller = SeatsLayout(seats.rules.replace(goal=goal))
     if max(footprint(smaller, group)) <= 0.8 * have[0]:
