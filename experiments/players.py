@@ -1,6 +1,7 @@
 """Optimal play for two to six players (docs/model.md §8): each seat's win
 probability, how the opening turn changes with the number of players, and
-what a two-player-optimal player loses among optimal players.
+what a two-player-optimal or a maximum-score player loses among optimal
+players.
 
   python experiments/players.py --workdir runs/players
 
@@ -87,21 +88,26 @@ def opening(game: seat_game.SeatGame) -> dict:
               model_states=game.summary["model_states"])
 
 
-def seated_loss(games: int) -> list[dict]:
-  """The two-player-optimal guest at each seat of the `SEATED` game."""
+GUESTS = {"two_player": "Two-player-optimal",
+          "max_score": "Maximum-expected-score"}
+
+
+def seated_loss(games: int, guest: str) -> list[dict]:
+  """The guest at each seat of the `SEATED` game: exact and simulated."""
   game, _ = solve(SEATED[0])
-  pair_game, _ = solve(SEATED[1])
-  pair = pair_game.w0[..., 0]
-  exact = seated.evaluate(game.seats, game.w0, pair, "two_player")
-  turns = seated.pair_turns(game.rules, pair)
+  pair, play = None, seated.max_score_table(game.seats)
+  if guest == "two_player":
+    pair = solve(SEATED[1])[0].w0[..., 0]
+    play = seated.pair_turns(game.rules, pair)
+  exact = seated.evaluate(game.seats, game.w0, pair, guest)
   key = (0,) * (2 * game.seats.players)
   rows = []
   for seat in range(game.seats.players):
-    wins = seated.simulate(game, turns, seat, games, seed=seat)
+    wins = seated.simulate(game, play, seat, games, seed=seat)
     p, ex = wins[seat] / games, float(exact[seat][key][seat])
     se = float(np.sqrt(ex * (1 - ex) / games))
     rows.append(dict(seat=seat + 1, optimal=float(game.w0[key][seat]),
-                     two_player=ex, loss=float(game.w0[key][seat]) - ex,
+                     guest=ex, loss=float(game.w0[key][seat]) - ex,
                      simulated=p, se=se, z=(p - ex) / se, games=games))
   return rows
 
@@ -117,14 +123,15 @@ def write(out: dict, path: str) -> None:
     lines.append(f"| {name} | {r['players']} | {r['goal']} | "
                  + " / ".join(f"{p:.6f}" for p in r["seat_win"])
                  + f" | {banks} | {r['unsettled_keys']} |")
-  lines += ["", f"Two-player-optimal guest among optimal players "
-            f"({SEATED[0]}):", "",
-            "| seat | optimal | guest (exact) | loss | simulated | z |",
-            "|---|---|---|---|---|---|"]
-  for r in out["seated"]:
-    lines.append(f"| {r['seat']} | {r['optimal']:.6f} | {r['two_player']:.6f}"
-                 f" | {r['loss']:.6f} | {r['simulated']:.6f} +- {r['se']:.6f}"
-                 f" | {r['z']:+.2f} |")
+  for guest, rows in out["seated"].items():
+    lines += ["", f"{GUESTS[guest]} guest among optimal players "
+              f"({SEATED[0]}):", "",
+              "| seat | optimal | guest (exact) | loss | simulated | z |",
+              "|---|---|---|---|---|---|"]
+    for r in rows:
+      lines.append(f"| {r['seat']} | {r['optimal']:.6f} | {r['guest']:.6f}"
+                   f" | {r['loss']:.6f} | {r['simulated']:.6f} +- "
+                   f"{r['se']:.6f} | {r['z']:+.2f} |")
   with open(os.path.join(path, "players.md"), "w") as f:
     f.write("\n".join(lines) + "\n")
   _figure(out["runs"], os.path.join(path, "opening_thresholds.png"))
@@ -153,14 +160,14 @@ def main(argv):
   unknown = [n for n in _RUNS.value if n not in RUNS]
   if unknown:
     raise app.UsageError(f"--runs: unknown {unknown}; known: {list(RUNS)}")
-  out = {"runs": {}, "seated": []}
+  out = {"runs": {}, "seated": {}}
   for name in _RUNS.value:
     game, secs = solve(name)
     out["runs"][name] = opening(game)
     print(f"{name}: seats {game.summary['seat_win']} ({secs:.0f} s)",
           flush=True)
   if all(n in _RUNS.value for n in SEATED):
-    out["seated"] = seated_loss(_GAMES.value)
+    out["seated"] = {g: seated_loss(_GAMES.value, g) for g in GUESTS}
   write(out, _OUT.value)
   print(open(os.path.join(_OUT.value, "players.md")).read())
 

@@ -280,26 +280,30 @@ def _seats(config, workdir) -> dict:
 
 def _seated(config, workdir) -> dict:
   game = _seat_game(config, workdir)
-  pair_config = config.copy_and_resolve_references()
-  pair_config.rules.players = 2
-  pair = results.load(_pair_workdir(pair_config, workdir)).w0
-  exact = seated.evaluate(game.seats, game.w0, pair, _GUEST.value)
-  turns = seated.pair_turns(game.rules, pair)
+  guest, pair, play = _GUEST.value, None, None
+  if guest == "two_player":
+    pair_config = config.copy_and_resolve_references()
+    pair_config.rules.players = 2
+    pair = results.load(_pair_workdir(pair_config, workdir)).w0
+    play = seated.pair_turns(game.rules, pair)
+  elif guest == "max_score":
+    play = seated.max_score_table(game.seats)
+  exact = seated.evaluate(game.seats, game.w0, pair, guest)
   opening = (game.seats.index_of(0),) * game.seats.players + (
       0,) * game.seats.players
   rows = []
   for seat in range(game.seats.players):
     ex, opt = exact[seat][opening][seat], game.w0[opening][seat]
-    wins = seated.simulate(game, turns if _GUEST.value == "two_player"
-                           else None, seat, _GAMES.value, _SEED.value + seat)
+    wins = seated.simulate(game, play, seat, _GAMES.value,
+                           _SEED.value + seat)
     p = wins[seat] / _GAMES.value
     se = (p * (1 - p) / _GAMES.value) ** 0.5
-    print(f"seat {seat + 1}: {_GUEST.value} wins {ex:.6f} exact, optimal "
+    print(f"seat {seat + 1}: {guest} wins {ex:.6f} exact, optimal "
           f"{opt:.6f} (loss {opt - ex:+.6f}); {_GAMES.value:,} games "
           f"{p:.6f} +- {se:.6f}, z = {(p - ex) / se:+.2f}")
     rows.append(dict(seat=seat + 1, exact=ex, optimal=opt, simulated=p,
                      se=se))
-  return dict(guest=_GUEST.value, games=_GAMES.value, rows=rows)
+  return dict(guest=guest, games=_GAMES.value, rows=rows)
 
 
 def _pair_workdir(config, workdir: str) -> str:

@@ -2,6 +2,7 @@
 solved values back when the guest plays optimally, and Monte Carlo play
 agrees with it within 3 standard errors."""
 
+import json
 import subprocess
 import sys
 
@@ -9,7 +10,11 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import configuration, multiplayer_run
+from farkle_jax.strategy import evaluation, expected_score, policies
 from farkle_jax.strategy import seat_game, seated
 
 
@@ -26,6 +31,26 @@ def games(tmp_path_factory):
   game = seat_game.SeatGame.load(out[3])
   pair = np.load(f"{out[2]}/start_values.npy")[..., 0]
   return game, pair
+
+
+def test_max_score_guest_of_two_matches_the_two_player_evaluator(games):
+  """With N = 2 the seated evaluation of the maximum-score guest is the
+  two-player evaluation of maximum score against optimal play, computed by
+  a separate forward pass (strategy.evaluation)."""
+  game, pair = games
+  rules = game.rules.replace(players=2)
+  seats, layout = SeatsLayout(rules), StateLayout(rules)
+  roll = roll_tables.build(rules)
+  w = np.stack([pair, 1 - pair], axis=-1)
+  x = seated.evaluate(seats, w, None, "max_score")
+  res = evaluation.evaluate(
+      policies.max_score(layout, expected_score.solve(rules, roll)),
+      policies.optimal(pair, layout, roll), layout, roll)
+  np.testing.assert_allclose(x[0][..., 0], res.a_to_move, rtol=0,
+                             atol=1e-12)
+  np.testing.assert_allclose(x[1][..., 0], res.b_to_move, rtol=0,
+                             atol=1e-12)
+  assert res.first < pair[0, 0, 0, 0] - 0.01     # the guest loses ground
 
 
 def test_an_optimal_guest_gives_the_solved_values(games):
@@ -50,6 +75,17 @@ def test_monte_carlo_agrees_with_the_exact_evaluation(games):
   assert abs(exact[0][opening].sum() - 1) < 1e-12
 
 
+def test_monte_carlo_agrees_for_the_max_score_guest(games):
+  game = games[0]
+  exact = seated.evaluate(game.seats, game.w0, None, "max_score")[1]
+  opening, n = (0,) * 6, 1500
+  wins = seated.simulate(game, seated.max_score_table(game.seats), 1, n,
+                         seed=7)
+  se = np.sqrt(exact[opening] * (1 - exact[opening]) / n)
+  assert (np.abs(wins / n - exact[opening]) < 3 * se).all(), wins
+  assert exact[opening][1] < game.w0[opening][1] - 0.01
+
+
 def test_analyze_refuses_two_player_commands_for_three():
   out = subprocess.run(
       [sys.executable, "-m", "farkle_jax.analyze", "evaluate", "--config",
@@ -58,3 +94,23 @@ def test_analyze_refuses_two_player_commands_for_three():
   assert out.returncode == 2
   assert out.stderr.startswith("error: evaluate: for exactly two players")
   assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_analyze_seats_and_seated_from_the_command_line(tmp_path):
+  base = [sys.executable, "-m", "farkle_jax.analyze"]
+  flags = ["--config", "configs/minimal.py", "--config.rules.players=3",
+           "--config.rules.goal=500", "--workdir", str(tmp_path)]
+  out = subprocess.run(base + ["seats"] + flags + ["--scores", "0,100,250"],
+                       cwd=ROOT, capture_output=True, text=True)
+  assert out.returncode == 0, out.stderr
+  assert "at scores 0,100,250 (player to move first)" in out.stdout
+  out = subprocess.run(base + ["seated"] + flags + [
+      "--guest", "max_score", "--games", "300"],
+      cwd=ROOT, capture_output=True, text=True)
+  assert out.returncode == 0, out.stderr
+  saved = json.load(open(tmp_path / "analysis" / "seated.json"))
+  assert saved["guest"] == "max_score" and len(saved["rows"]) == 3
+  for row in saved["rows"]:
+    assert row["exact"] < row["optimal"]
+    assert abs(row["simulated"] - row["exact"]) < 3 * row["se"]
+  assert out.stdout.count("max_score wins") == 3

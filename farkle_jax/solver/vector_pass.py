@@ -68,7 +68,9 @@ def bank_values(w0: jax.Array, batch: Batch, t: jax.Array,
 def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
               seats: SeatsLayout, full: bool = False,
               bank: Callable[[jax.Array], jax.Array] | None = None,
-              win: jax.Array | None = None) -> jax.Array:
+              win: jax.Array | None = None,
+              policy: tuple[jax.Array, jax.Array] | None = None
+              ) -> jax.Array:
   """Backward pass over the turns of a batch of keys.
 
   Args:
@@ -81,6 +83,11 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
       with `win` ([C], default `win_vector`), the channels may be others
       than those of the solve (strategy evaluation: decisions on a channel
       of their own).
+    policy: (prefer [T + 1, 6], banks [T + 1, 6] bool), a turn policy that
+      ignores the scores: channel 0 of every non-winning state is
+      `prefer[t, n]`, of a winning one `win[0]` (give it a value above every
+      preference), and the mover banks where `banks` says so or where
+      banking wins. None: decide on channel 0 as computed.
 
   Returns:
     [C, k] the value vector at (t = 0, six dice), or with `full` the rows
@@ -102,8 +109,14 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
     value = jnp.dot(roll.set_weight, best.reshape(best.shape[0], -1),
                     precision=_HIGHEST).reshape(N_DICE, C, k) + farkle
     banked = bank(t)                                             # [C, k]
-    take = (t >= seats.bank_min) & (banked[0][None] >= value[:, 0])
+    if policy is None:
+      take = (t >= seats.bank_min) & (banked[0][None] >= value[:, 0])
+    else:
+      wins = (t > seats.t_max(batch.s0, jnp))[None]              # [1, k]
+      take = ((t >= seats.bank_min) & policy[1][t][:, None]) | wins
     new = jnp.where(take[:, None], banked[None], value)
+    if policy is not None:
+      new = new.at[:, 0].set(jnp.where(wins, win[0], policy[0][t][:, None]))
     return jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
 
   rows = jax.lax.fori_loop(0, batch.top + 1, body, rows)

@@ -3,11 +3,12 @@ exactly (docs/model.md §8).
 
 The others play the N-player optimal strategy of a solved run (their
 decisions maximize their own component of the solved values); the one
-player (the *guest*) plays either the same strategy (`"optimal"`, a check
-that reproduces the solved values) or the two-player optimal strategy
-against the leading opponent (`"two_player"`: every decision as in a
-two-player game against the highest other score, from a solved two-player
-run of the same rules).
+player (the *guest*) plays the same strategy (`"optimal"`, a check that
+reproduces the solved values), the two-player optimal strategy against the
+leading opponent (`"two_player"`: every decision as in a two-player game
+against the highest other score, from a solved two-player run of the same
+rules), or the maximum expected score of every turn (`"max_score"`: the
+scores ignored, except that a bank or a scoring that wins is taken).
 
 With every policy fixed the game is a Markov chain. Its states are the keys
 together with the guest's seat j from the player to move, and its values
@@ -31,8 +32,12 @@ from farkle_jax.game import roll_tables, scoring
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, multiplayer, vector_pass
+from farkle_jax.strategy import expected_score
 
-GUESTS = ("two_player", "optimal")
+GUESTS = ("two_player", "max_score", "optimal")
+# Channel 0 of a won turn for a guest that plays by a table: above every
+# preference (points), so a scoring that wins is always taken.
+_TABLE_WIN = 1e9
 
 
 class Inputs(NamedTuple):
@@ -41,21 +46,43 @@ class Inputs(NamedTuple):
                       #   passes: component N - 1 of the solved vectors
   pair: jax.Array     # [B * B + 1] 1 - W2[d, b] of the two-player run
   lead: jax.Array     # [S, M] int32 highest other score of each stage key
+  prefer: jax.Array   # [T + 1, 6] maximum expected score T(n, t), points
+  banks: jax.Array    # [T + 1, 6] bool, the maximum-score bank decisions
 
 
-def inputs(seats: SeatsLayout, w: np.ndarray, w2: np.ndarray,
+class ScoreTable(NamedTuple):
+  """The maximum-expected-score turn policy over the layout's rows."""
+  prefer: np.ndarray  # [T + 1, 6] T(n, t) in points
+  banks: np.ndarray   # [T + 1, 6] bool
+
+
+def max_score_table(seats: SeatsLayout) -> ScoreTable:
+  """The maximum-expected-score policy on rows 0 .. T of `seats`."""
+  rules = seats.rules.replace(players=2)
+  roll = roll_tables.build(rules)
+  rows = seats.num_rows + 1
+  sol = expected_score.solve(rules, roll)
+  if sol.cap < rows:     # goals past the default cap: bank at the cap
+    sol = expected_score.solve(rules, roll, cap=2 * rows * seats.unit)
+  return ScoreTable(sol.expected[:rows], sol.bank[:rows])
+
+
+def inputs(seats: SeatsLayout, w: np.ndarray, w2: np.ndarray | None,
            tables: multiplayer.SeatTables) -> Inputs:
   """Decision inputs from the solved N-player (`w` [key_shape + (N,)]) and
-  two-player (`w2` [B, B, 1, 1]) start values."""
+  two-player (`w2` [B, B, 1, 1], or None) start values."""
   n = seats.players
   keys = np.asarray(tables.keys)
   real = keys < seats.num_keys
   fields = seats.key_fields(np.where(real, keys, 0))
   lead = np.max(np.stack(fields[1:n]), axis=0)
   solved = np.append(w.reshape(-1, n)[:, n - 1], 0.0)
+  w2 = np.zeros((seats.num_scores,) * 2) if w2 is None else w2
   pair = np.append(1 - w2.reshape(-1), 0.0)
+  table = max_score_table(seats)
   return Inputs(jnp.asarray(solved), jnp.asarray(pair),
-                jnp.asarray(lead, jnp.int32))
+                jnp.asarray(lead, jnp.int32), jnp.asarray(table.prefer),
+                jnp.asarray(table.banks))
 
 
 def _seat_batch(x, inp, tables, s, u, j, guest_two, seats, group):
@@ -96,12 +123,17 @@ def _stage(x, inp, tables, s, roll, plan, guest: str):
   seats, n, G = plan.seats, plan.seats.players, plan.group
   K1, M = seats.num_keys + 1, plan.batches * G
   win = jnp.zeros((n + 2,), x.dtype).at[0].set(1.0).at[1].set(1.0)
+  table_win = win.at[0].set(_TABLE_WIN)
   cs, slopes = [], []
   for j in range(n):
-    def one(u, out, j=j):
+    by_table = guest == "max_score" and j == 0
+    policy = (inp.prefer, inp.banks) if by_table else None
+    def one(u, out, j=j, policy=policy, by_table=by_table):
       batch, bank = _seat_batch(x, inp, tables, s, u, j,
                                 guest == "two_player" and j == 0, seats, G)
-      v = vector_pass.turn_pass(x, batch, roll, seats, bank=bank, win=win)
+      v = vector_pass.turn_pass(x, batch, roll, seats, bank=bank,
+                                win=table_win if by_table else win,
+                                policy=policy)
       read = batch.farkle[1:n + 1]
       c = v[1:n + 1] - v[n + 1][None] * read
       piece = jnp.concatenate([c, v[n + 1][None]], axis=0)
@@ -122,14 +154,15 @@ _compiled_stage = jax.jit(_stage, static_argnames=("plan", "guest"),
                           donate_argnums=(0,))
 
 
-def evaluate(seats: SeatsLayout, w: np.ndarray, w2: np.ndarray,
+def evaluate(seats: SeatsLayout, w: np.ndarray, w2: np.ndarray | None,
              guest: str = "two_player", group: int = 512) -> np.ndarray:
   """Win probabilities with the guest at each seat.
 
   Args:
     seats: the N-player layout (rules without a penalty).
     w: [key_shape + (N,)] the solved N-player start values.
-    w2: [B, B, 1, 1] the solved two-player start values of the same rules.
+    w2: [B, B, 1, 1] the solved two-player start values of the same rules
+      (read by the `"two_player"` guest only; None for the others).
     guest: one of `GUESTS`.
 
   Returns:
@@ -138,6 +171,8 @@ def evaluate(seats: SeatsLayout, w: np.ndarray, w2: np.ndarray,
   """
   if guest not in GUESTS:
     raise ValueError(f"guest={guest!r}: one of {GUESTS}")
+  if guest == "two_player" and w2 is None:
+    raise ValueError("the two_player guest needs the two-player values w2")
   if seats.num_farkle != 1:
     raise ValueError("a seated guest is evaluated for rules without a "
                      "farkle penalty only")
@@ -166,25 +201,29 @@ def pair_turns(rules, w2: np.ndarray) -> PairTurns:
   return PairTurns(layout, w2, rows)
 
 
-def simulate(game, pair: PairTurns | None, guest_seat: int, games: int,
+Guest = PairTurns | ScoreTable | None   # None: the optimal strategy
+
+
+def simulate(game, guest: Guest, guest_seat: int, games: int,
              seed: int = 0) -> np.ndarray:
   """Plays `games` games from the opening with the guest (the two-player
-  strategy of `pair`, or None: optimal) at absolute seat `guest_seat`.
+  strategy of a `PairTurns`, the policy of a `ScoreTable`, or None:
+  optimal) at absolute seat `guest_seat`.
 
   Returns:
     [N] how often each seat won.
   """
   rng = np.random.default_rng(seed)
-  seats, n = game.seats, game.seats.players
+  n = game.seats.players
   turns: dict = {}
   wins = np.zeros(n)
   for _ in range(games):
     scores, mover = [0] * n, 0
     while True:
       rel = tuple(scores[(mover + i) % n] for i in range(n))
-      banked = _play_turn(game, turns, rel, rng,
-                          pair if mover == guest_seat else None)
-      scores[mover] += banked
+      rule = _decisions(game, turns, rel,
+                        guest if mover == guest_seat else None)
+      scores[mover] += _play_turn(game, rel, rng, *rule)
       if scores[mover] >= game.rules.goal:
         wins[mover] += 1
         break
@@ -192,23 +231,36 @@ def simulate(game, pair: PairTurns | None, guest_seat: int, games: int,
   return wins
 
 
-def _play_turn(game, turns: dict, rel: tuple, rng, pair) -> int:
-  """One turn from banked scores `rel` (points, mover first); returns the
-  points banked (0 after a farkle)."""
-  seats, unit = game.seats, game.seats.unit
-  if pair is None:
+def _decisions(game, turns: dict, rel: tuple, guest: Guest):
+  """(value(t, m), banks(t, m)) of the mover's strategy at scores `rel`:
+  the preference for reaching turn total t with m dice, and whether to
+  bank there."""
+  seats = game.seats
+  if guest is None:
     if rel not in turns:
       turns[rel] = game.turn(rel)
     turn = turns[rel]
     value = lambda t, m: turn.rows[min(t, seats.num_rows), m - 1][0]
-    bank = lambda t: game.bank_value(turn, t)[0]
-  else:
-    lay = pair.layout
-    b, d = lay.index_of(rel[0], "b"), lay.index_of(max(rel[1:]), "d")
-    key = lay.key_index(b, d, 0, 0)
-    value = lambda t, m: pair.rows[min(t, lay.num_rows), m - 1, key]
-    bank = lambda t: (1.0 if b + t >= lay.num_scores
-                      else 1 - pair.w2[d, b + t, 0, 0])
+    return value, lambda t, m: game.bank_value(turn, t)[0] >= value(t, m)
+  if isinstance(guest, ScoreTable):
+    t_max = seats.t_max(seats.index_of(rel[0]))
+    value = lambda t, m: (_TABLE_WIN if t > t_max
+                          else guest.prefer[t, m - 1])
+    return value, lambda t, m: bool(guest.banks[t, m - 1])
+  lay = guest.layout
+  b, d = lay.index_of(rel[0], "b"), lay.index_of(max(rel[1:]), "d")
+  key = lay.key_index(b, d, 0, 0)
+  value = lambda t, m: guest.rows[min(t, lay.num_rows), m - 1, key]
+  bank = lambda t: (1.0 if b + t >= lay.num_scores
+                    else 1 - guest.w2[d, b + t, 0, 0])
+  return value, lambda t, m: bank(t) >= value(t, m)
+
+
+def _play_turn(game, rel: tuple, rng, value, banks) -> int:
+  """One turn from banked scores `rel` (points, mover first) played by
+  `_decisions`; returns the points banked (0 after a farkle)."""
+  seats, unit = game.seats, game.seats.unit
+  t_max = seats.t_max(seats.index_of(rel[0]))
   t, dice = 0, 6
   while True:
     faces = rng.integers(1, 7, dice)
@@ -219,7 +271,7 @@ def _play_turn(game, turns: dict, rel: tuple, rng, pair) -> int:
     kept, points = max(options, key=lambda o: value(
         t + o[1] // unit, roll_tables.next_dice(dice, sum(o[0]))))
     t, dice = t + points // unit, roll_tables.next_dice(dice, sum(kept))
-    if rel[0] + t * unit >= game.rules.goal:
+    if t > t_max:
       return t * unit
-    if t >= seats.bank_min and bank(t) >= value(t, dice):
+    if t >= seats.bank_min and banks(t, dice):
       return t * unit
