@@ -212,29 +212,33 @@ def _first_guess(w0: jax.Array, tables: SeatTables, s: jax.Array,
 def _settle(w0: jax.Array, tables: SeatTables, s: jax.Array,
             roll: RollArrays, plan: SeatPlan) -> tuple[jax.Array, ...]:
   """Policy steps of stage s until its values change by less than
-  `NEWTON_ATOL` (one step with a penalty), at most `NEWTON_STEPS`.
+  `NEWTON_ATOL` (one step with a penalty), at most `NEWTON_STEPS`, or until
+  they repeat the values of two steps before: the steps then alternate
+  between two policy profiles, and more of them would only repeat those.
 
   Returns:
     w0, the steps taken, the last change, the values before the last step.
   """
   keys, real = tables.keys[s], tables.real[s]
+  gap = lambda x, y: jnp.where(real[None], jnp.abs(x - y), 0).max()
 
   def step(carry):
-    w0, i, _, _ = carry
+    w0, i, _, before, _ = carry
     m = _models(w0, tables, s, roll, plan)
     x = solve_cycles(m.c, m.a, tables.partner[s], plan.seats.players)
     prev = w0[keys].T
-    change = jnp.where(real[None], jnp.abs(x - prev), 0).max()
-    return w0.at[keys].set(x.T), i + 1, change, prev
+    return (w0.at[keys].set(x.T), i + 1, gap(x, prev), prev,
+            gap(x, before))
 
   def more(carry):
-    _, i, change, _ = carry
-    return (i < (NEWTON_STEPS if plan.cycles else 1)) & (
-        change >= NEWTON_ATOL)
+    _, i, change, _, repeat = carry
+    return ((i < (NEWTON_STEPS if plan.cycles else 1))
+            & (change >= NEWTON_ATOL) & (repeat >= NEWTON_ATOL))
 
-  return jax.lax.while_loop(more, step, (
-      w0, jnp.zeros((), jnp.int32), jnp.asarray(jnp.inf, w0.dtype),
-      w0[keys].T))
+  inf = jnp.asarray(jnp.inf, w0.dtype)
+  w0, i, change, prev, _ = jax.lax.while_loop(more, step, (
+      w0, jnp.zeros((), jnp.int32), inf, w0[keys].T + inf, inf))
+  return w0, i, change, prev
 
 
 def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
@@ -245,9 +249,10 @@ def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
   Policy steps (each a turn pass of the stage and an exact cycle solve)
   run until the values change by less than `NEWTON_ATOL`, at most
   `NEWTON_STEPS` (an even number). Where they keep alternating between two
-  policy profiles, some rotation cycle has no equilibrium in pure turn
-  policies (docs/model.md §8): the stage keeps the midpoint of the last two
-  steps and reports how far apart they were. Such a stage starts each sweep
+  policy profiles (seen as a repeat of the values two steps before, or
+  still moving after `NEWTON_STEPS`), some rotation cycle has no
+  equilibrium in pure turn policies (docs/model.md §8): the stage keeps the
+  midpoint of the last two steps and reports how far apart they were. Such a stage starts each sweep
   from the first sweep's guess, so it lands where it landed then.
 
   Args:
