@@ -252,8 +252,9 @@ def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
   policy profiles (seen as a repeat of the values two steps before, or
   still moving after `NEWTON_STEPS`), some rotation cycle has no
   equilibrium in pure turn policies (docs/model.md §8): the stage keeps the
-  midpoint of the last two steps and reports how far apart they were. Such a stage starts each sweep
-  from the first sweep's guess, so it lands where it landed then.
+  midpoint of the last two steps and reports how far apart they were. Such
+  a stage starts each sweep from the first sweep's guess, so it lands where
+  it landed then.
 
   Args:
     first: [] bool, the first sweep: the stage starts from `tables.warm`.

@@ -62,7 +62,7 @@ def max_score_table(seats: SeatsLayout) -> ScoreTable:
   roll = roll_tables.build(rules)
   rows = seats.num_rows + 1
   sol = expected_score.solve(rules, roll)
-  if sol.cap < rows:     # goals past the default cap: bank at the cap
+  if sol.cap < rows - 1:   # a goal past the turn totals solved by default
     sol = expected_score.solve(rules, roll, cap=2 * rows * seats.unit)
   return ScoreTable(sol.expected[:rows], sol.bank[:rows])
 
