@@ -17,6 +17,31 @@ import numpy as np
 NEG = float("-inf")
 
 
+def _read_only(out):
+  """Marks every array in a (nested) result read-only; returns it."""
+  if isinstance(out, np.ndarray):
+    out.setflags(write=False)
+  elif isinstance(out, dict):
+    for x in out.values():
+      _read_only(x)
+  elif isinstance(out, (list, tuple)):
+    for x in out:
+      _read_only(x)
+  return out
+
+
+def _kept(solver):
+  """Keeps a solver's results for the test session: many tests ask for the
+  same small games. They come back read-only, so no caller can change what
+  another one reads."""
+  cached = functools.lru_cache(maxsize=None)(solver)
+
+  @functools.wraps(solver)
+  def solve_once(*args, **kwargs):
+    return _read_only(cached(*args, **kwargs))
+  return solve_once
+
+
 @functools.lru_cache(maxsize=None)
 def best_points(rules: str, counts: tuple[int, ...]) -> float:
   """Best points of using exactly these dice (counts of faces 1..6); -inf if
@@ -108,6 +133,7 @@ def roll_value(dist, n: int, t: int, x_farkle, value):
   return roll
 
 
+@_kept
 def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
           max_iter: int = 2000, entry: int = 0, final_round: bool = False,
           cap: int = 0, ties: str = "leader") -> tuple[np.ndarray, list]:
@@ -193,6 +219,7 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
   return w0, V
 
 
+@_kept
 def solve_on_board(goal: int, floor: int, entry: int, tol: float = 1e-15,
                    max_iter: int = 2000) -> np.ndarray:
   """The Facebook rules (with their penalty) and an entry minimum, with an
@@ -382,6 +409,7 @@ def evaluate(rules: str, goal: int, floor: int, policy_a, policy_b,
 # N players (docs/model.md §8): the value of a state is the vector of every
 # player's win probability, seats counted from the player to move.
 
+@_kept
 def solve_players(players: int, goal: int, tol: float = 1e-15,
                   max_iter: int = 5000) -> tuple[np.ndarray, dict]:
   """The minimal rules for `players` players, each maximizing their own

@@ -191,7 +191,8 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
        "configs/tiny.py:facebook", "--max_sweeps=100",
        "--methods=wavefront,ordered-plain,ordered-newton,value_iteration",
        "--json", str(tmp_path / "b.json"),
-       "--config.rules.goal=600", "--config.solver.tol=1e-12"], cwd=ROOT,
+       "--config.rules.goal=600", "--config.rules.floor=-250",
+       "--config.solver.tol=1e-12"], cwd=ROOT,
       capture_output=True, text=True,
       env=dict(os.environ))
   assert out.returncode == 0, out.stderr[-2000:]

@@ -14,7 +14,7 @@ from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import methods
 from test_ordered import settings
 
-RULES = rules_lib.facebook(floor=-250, goal=750)
+RULES = rules_lib.facebook(floor=-150, goal=600)
 
 
 def _all_values(method_name, state, layout):

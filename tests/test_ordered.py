@@ -1,6 +1,7 @@
 """The ordered (fast) method against the baseline, the reference, and itself
 sharded over several devices."""
 
+import functools
 import os
 import subprocess
 import sys
@@ -40,10 +41,20 @@ def _solve(method, rules, tol=1e-15, b_group=0):
   return chunk.method.start_values(out.state), out.done
 
 
+@functools.lru_cache(maxsize=None)
+def baseline(name):
+  """Value iteration of GAMES[name] (values read-only), solved once for the
+  tests of every method that compare with it."""
+  w0, sweeps = _solve("value_iteration", GAMES[name])
+  w0 = np.array(w0)
+  w0.setflags(write=False)
+  return w0, sweeps
+
+
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
 def test_ordered_agrees_with_baseline_and_reference(name):
   fast, fast_sweeps = _solve("ordered", GAMES[name])
-  base, base_sweeps = _solve("value_iteration", GAMES[name])
+  base, base_sweeps = baseline(name)
   np.testing.assert_allclose(fast, base, rtol=0, atol=1e-12)
   ref, _ = reference.solve(name, 1000, -500)
   np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)

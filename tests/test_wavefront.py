@@ -9,13 +9,13 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, wavefront
-from test_ordered import GAMES, _solve
+from test_ordered import GAMES, _solve, baseline
 
 
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
 def test_wavefront_agrees_with_baseline_and_reference(name):
   wave, _ = _solve("wavefront", GAMES[name])
-  base, _ = _solve("value_iteration", GAMES[name])
+  base, _ = baseline(name)
   np.testing.assert_allclose(wave, base, rtol=0, atol=1e-12)
   ref, _ = reference.solve(name, 1000, -500)
   np.testing.assert_allclose(wave, ref, rtol=0, atol=1e-12)
