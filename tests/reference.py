@@ -136,7 +136,8 @@ def roll_value(dist, n: int, t: int, x_farkle, value):
 @_kept
 def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
           max_iter: int = 2000, entry: int = 0, final_round: bool = False,
-          cap: int = 0, ties: str = "leader") -> tuple[np.ndarray, list]:
+          cap: int = 0, ties: str = "leader", penalty_count: int = 3
+          ) -> tuple[np.ndarray, list]:
   """Solves a reference rule set with the given goal (and floor if it has a
   penalty). Returns W0[b, d, f, e] with scores indexed from the floor, and
   the in-turn values V[t][n - 1] (arrays over keys) of the last iteration.
@@ -145,11 +146,13 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
   no penalty) may bank only a turn total of at least `entry`.
   `final_round`: banking a total of at least the goal gives the opponent one
   last turn to finish strictly higher; turn totals up to `cap` points past
-  the goal are followed, beyond it the mover wins."""
+  the goal are followed, beyond it the mover wins.
+  `penalty_count`: with the facebook rules, the farkle turns in a row that
+  cost the penalty (1: every farkle)."""
   step = 50
   bank_min = 300 if rules == "facebook" else 50
   penalty = 500 if rules == "facebook" else 0
-  nf = 3 if penalty else 1
+  nf = penalty_count if penalty else 1
   low = floor if penalty else 0
   scores = np.arange(low, goal, step)
   nb = len(scores)
@@ -274,7 +277,7 @@ def start_value(rules: str, goal: int, floor: int, w0: np.ndarray,
   step = 50
   bank_min = 300 if rules == "facebook" else 50
   penalty = 500 if rules == "facebook" else 0
-  nf = 3 if penalty else 1
+  nf = penalty_count if penalty else 1
   low = floor if penalty else 0
   nb = w0.shape[0]
   bi, di, fi, ei = key
@@ -376,7 +379,7 @@ def evaluate(rules: str, goal: int, floor: int, policy_a, policy_b,
   policies (prefer, bank_at) by iteration over the start-of-turn states."""
   step = 50
   penalty = 500 if rules == "facebook" else 0
-  nf = 3 if penalty else 1
+  nf = penalty_count if penalty else 1
   low = floor if penalty else 0
   scores = list(range(low, goal, step))
   nb = len(scores)

@@ -10,12 +10,13 @@ import reference
 from farkle_jax.solver import configuration, multiplayer_run
 
 
-def _config(preset, goal, players, floor=None):
+def _config(preset, goal, players, floor=None, **rules):
   config = configuration.base(preset)
   config.rules.goal = goal
   config.rules.players = players
   if floor is not None:
     config.rules.floor = floor
+  config.rules.update(rules)
   config.solver.tol = 1e-14
   config.solver.norm = "absolute"
   return config
@@ -44,6 +45,19 @@ def test_two_players_equal_the_two_player_solver(tmp_path, tiny_runs, preset):
   _, w = _solve(tmp_path, preset, 1000, 2, floor)
   np.testing.assert_allclose(w[..., 0], w2, rtol=0, atol=1e-12)
   np.testing.assert_allclose(w.sum(-1), 1, rtol=0, atol=1e-12)
+
+
+def test_a_penalty_at_every_farkle_agrees_with_the_reference(tmp_path):
+  """penalty_count 1: a farkle at the floor keeps its stage (no rotation
+  cycle there); two players against the plain reference, three are
+  distributions."""
+  _, w = _solve(tmp_path / "two", "facebook", 600, 2, -300, penalty_count=1)
+  ref, _ = reference.solve("facebook", 600, -300, penalty_count=1)
+  np.testing.assert_allclose(w[..., 0], ref, rtol=0, atol=1e-12)
+  summary, w = _solve(tmp_path / "three", "facebook", 400, 3, -200,
+                      penalty_count=1)
+  assert summary["converged"] and w.min() >= 0
+  assert np.abs(w.sum(-1) - 1).max() < 1e-12
 
 
 def test_three_players_with_a_penalty_are_distributions(tmp_path):

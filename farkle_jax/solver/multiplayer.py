@@ -9,8 +9,9 @@ by stage in an order that makes the reads final:
   bank_min sums (`SeatsLayout.stage`).
 * With a penalty, a farkle that does not cost it keeps the sum and raises
   the farkle-count sum: within a block the classes go highest first. The
-  penalty farkle lowers the sum (or, at the floor, the class) and reads the
-  previous sweep's value: such rules take several sweeps.
+  penalty farkle lowers the sum (or, at the floor, the class; with a
+  penalty at every farkle, `penalty_count` 1, it keeps the stage there) and
+  reads the previous sweep's value: such rules take several sweeps.
 * Without a penalty, a farkle rotates the key within its stage: the keys
   of a rotation cycle (length dividing N) depend on each other. With the
   turn policies fixed, each key is affine in its farkle target, with one
@@ -118,8 +119,11 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
   inside = (keys < sink) & (stage[np.minimum(farkle, sink - 1)]
                             == np.arange(S)[:, None])
   partner[inside] = local[farkle[inside]]
-  cycles = seats.num_farkle == 1
-  if not cycles and inside.any():
+  # Under a penalty every farkle is read at the values before the stage's
+  # update and the sweeps converge. Only where every farkle costs it
+  # (penalty_count 1) does one at the floor stay in the stage.
+  cycles = seats.penalty == 0
+  if not cycles and seats.num_farkle > 1 and inside.any():
     raise AssertionError("a same-stage farkle under a penalty")
   states = np.zeros(S)
   np.add.at(states, stage_o, (seats.t_max(s0_o) + 1) * N_DICE)

@@ -173,7 +173,7 @@ def evaluate(seats: SeatsLayout, w: np.ndarray, w2: np.ndarray | None,
     raise ValueError(f"guest={guest!r}: one of {GUESTS}")
   if guest == "two_player" and w2 is None:
     raise ValueError("the two_player guest needs the two-player values w2")
-  if seats.num_farkle != 1:
+  if seats.penalty > 0:
     raise ValueError("a seated guest is evaluated for rules without a "
                      "farkle penalty only")
   n, K1 = seats.players, seats.num_keys + 1
