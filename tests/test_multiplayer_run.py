@@ -83,6 +83,18 @@ def test_a_solve_that_cannot_fit_is_refused_with_a_setting_that_would():
     multiplayer_run.plan_memory(seats, settings, 512)
 
 
+def test_a_refusal_hints_only_at_valid_goals():
+  """Nothing fits: the goals tried stop at the bank minimum (a goal of 50
+  under facebook's 300 would be a rule error, not a hint)."""
+  config = configuration.base("facebook")
+  config.rules.update(players=4, goal=2100)
+  config.memory_limit_gb = 0.01
+  seats, settings = multiplayer_run.check(config)
+  with pytest.raises(MemoryRefused, match=r"rules\.players=3") as refused:
+    multiplayer_run.plan_memory(seats, settings, 512)
+  assert "rules.goal" not in str(refused.value)
+
+
 def test_two_devices_give_the_values_of_one(tmp_path):
   """The sub-batches of a stage split over two (host) devices."""
   one, two = str(tmp_path / "one"), str(tmp_path / "two")

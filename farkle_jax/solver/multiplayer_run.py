@@ -92,7 +92,9 @@ def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
   if need <= 0.8 * have[0]:
     return need
   hints = []   # only for a refusal: each a smaller game's estimate
-  for goal in range(seats.rules.goal - seats.unit, 0, -seats.unit * 10):
+  least = max(seats.rules.bank_minimum, seats.unit)   # a valid goal
+  for goal in range(seats.rules.goal - seats.unit, least - 1,
+                    -seats.unit * 10):
     smaller = SeatsLayout(seats.rules.replace(goal=goal))
     if max(footprint(smaller, group)) <= 0.8 * have[0]:
       hints.append(f"rules.goal={goal} or lower")
