@@ -45,3 +45,18 @@ def three_players(tmp_path_factory):
   workdir = str(tmp_path_factory.mktemp("three_players"))
   multiplayer_run.run(config, workdir)
   return workdir
+
+
+@pytest.fixture(scope="session")
+def unsettled_game(tmp_path_factory):
+  """A solved game with one rotation cycle that has no equilibrium in pure
+  turn policies (three players, minimal rules to 1,500): (config, summary,
+  start values)."""
+  import numpy as np
+  from farkle_jax.solver import configuration, multiplayer_run
+  config = configuration.base("minimal")
+  config.rules.update(goal=1500, players=3)
+  config.solver.update(tol=1e-14, norm="absolute")
+  workdir = str(tmp_path_factory.mktemp("unsettled"))
+  summary = multiplayer_run.run(config, workdir)
+  return config, summary, np.load(f"{workdir}/start_values.npy")

@@ -68,11 +68,11 @@ def test_three_players_with_a_penalty_are_distributions(tmp_path):
   assert first > second > third
 
 
-def test_a_cycle_without_a_pure_equilibrium_is_reported(tmp_path):
+def test_a_cycle_without_a_pure_equilibrium_is_reported(unsettled_game):
   """Three players to 1,500: one rotation cycle (3 keys) whose policy steps
   alternate between two profiles 6.9e-4 apart forever; the run keeps their
   midpoint, says so, and its second sweep still changes nothing."""
-  summary, w = _solve(tmp_path, "minimal", 1500, 3)
+  _, summary, w = unsettled_game
   assert summary["unsettled_keys"] == 3
   assert 1e-4 < summary["unsettled_apart"] < 1e-2
   assert summary["converged"] and summary["iterations"] == 2

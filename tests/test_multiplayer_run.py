@@ -36,16 +36,19 @@ def test_main_solves_three_players_and_resumes(tmp_path):
   assert again.stdout.splitlines()[:4] == out.stdout.splitlines()[:4]
 
 
-def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch):
-  config = configuration.base("minimal")
-  config.rules.update(goal=500, players=3)
-  config.solver.update(tol=1e-14, norm="absolute")
-  fresh = multiplayer_run.run(config, str(tmp_path / "fresh"))
+def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
+                                             unsettled_game):
+  """Stopped in the last sweep after the stage of its one unsettled cycle:
+  the resumed run has the values and the count of unsettled keys of an
+  uninterrupted one."""
+  config, fresh, _ = unsettled_game
+  assert fresh["unsettled_keys"] == 3
+  stages = len(multiplayer_run.check(config)[0].stage_sizes())
   step, calls = multiplayer.compiled_stage_step, []
 
   def failing(*args, **kwargs):
     calls.append(1)
-    if len(calls) == 20:
+    if len(calls) == stages + stages * 3 // 4:
       raise KeyboardInterrupt
     return step(*args, **kwargs)
 
@@ -59,6 +62,8 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch):
   np.testing.assert_allclose(summary["seat_win"], fresh["seat_win"],
                              rtol=0, atol=1e-15)
   assert summary["iterations"] == 2
+  assert summary["unsettled_keys"] == fresh["unsettled_keys"]
+  assert summary["unsettled_apart"] == fresh["unsettled_apart"]
 
 
 @pytest.mark.parametrize("flag, says", [

@@ -45,6 +45,7 @@ class Position(NamedTuple):
   work: float           # states evaluated, in passes over all states
   seconds: float        # time spent sweeping
   unsettled: int        # keys left unsettled by the last finished sweep
+                        #   (within a sweep: by its stages so far)
   apart: float          # and how far their last two policy steps were
 
 
@@ -183,8 +184,8 @@ def _sweeps(w0, pos: Position, tables, plan, roll, settings: Settings,
   while pos.sweep < settings.max_iterations and not (
       pos.history and pos.history[-1] < settings.tol):
     t0, saved, logged = time.time(), time.time(), time.time()
-    change, passes, unsettled, apart = pos.change, pos.passes, 0, 0.0
-    work = pos.work
+    change, passes, work = pos.change, pos.passes, pos.work
+    unsettled, apart = (pos.unsettled, pos.apart) if pos.stage else (0, 0.0)
     for s in range(pos.stage, S):
       w0, ch, steps, n_open, gap = multiplayer.compiled_stage_step(
           w0, tables, jnp.int32(s), pos.sweep == 0, roll, plan)
@@ -201,7 +202,8 @@ def _sweeps(w0, pos: Position, tables, plan, roll, settings: Settings,
       if now - saved > SAVE_SECONDS and s + 1 < S:
         _save(ckpt, w0, pos._replace(
             stage=s + 1, change=change, passes=passes, work=work,
-            seconds=pos.seconds + now - t0), S)
+            seconds=pos.seconds + now - t0, unsettled=unsettled,
+            apart=apart), S)
         saved = now
     integrity.check_probabilities(np.asarray(w0[:-1]), "the start values")
     pos = Position(pos.sweep + 1, 0, 0.0, pos.history + [change], passes,
