@@ -82,9 +82,9 @@ def main(argv):
   if seat_game.is_seats_run(_WORKDIR.value):
     print(_seats_advice(roll))
     return
-  if _SCORES.value is not None:
-    raise app.UsageError("--scores asks a run of more than two players; "
-                         "give its --workdir (two players: --b and --d)")
+  command_line.refuse_given(("scores", "counts"), "for a run of more than "
+                            "two players (its --workdir); for two: --b, "
+                            "--d, --f, --e")
   game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value,
                                       _ALLOW.value)
   pos = solved_game.Position(_B.value, _D.value, _F.value, _E.value, _T.value,
@@ -104,10 +104,17 @@ def main(argv):
 
 def _seats_advice(roll) -> str:
   game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
+  command_line.refuse_given(("b", "d", "f", "e"), f"for a two-player run; "
+                            f"this one has {game.seats.players} players: "
+                            "give --scores (and --counts)")
   scores = seat_game.parse_scores(
       _SCORES.value or ",".join(["0"] * game.seats.players))
   counts = (seat_game.parse_scores(_COUNTS.value, "counts")
             if _COUNTS.value else None)
+  if roll is not None and _JSON.value:
+    choices = game.advise(scores, _T.value, roll, counts)
+    return json.dumps({"scores": scores, "t": _T.value, "roll": roll,
+                       "choices": [c._asdict() for c in choices]})
   if roll is not None:
     return seat_game.format_advice(game, scores, _T.value, roll, counts)
   d = game.decision(scores, _T.value, _N.value, counts)

@@ -260,7 +260,11 @@ def _seat_game(config, workdir: str | None) -> seat_game.SeatGame:
       return game
   except seat_game.PositionError:
     pass
-  multiplayer_run.run(config, workdir)
+  try:
+    multiplayer_run.run(config, workdir)
+  except driver.NotConverged:
+    if not _ALLOW.value:
+      raise
   return seat_game.SeatGame.load(workdir, _ALLOW.value)
 
 
@@ -322,11 +326,14 @@ def main(argv):
     raise app.UsageError(f"give one command: {' | '.join(names)}")
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   name, players = argv[1], _CONFIG.value.rules.get("players", 2)
-  if (name in SEAT_COMMANDS) != (players > 2):
+  if name in SEAT_COMMANDS and players == 2:
     raise configuration.ConfigError(
-        f"{name}: for {'more than' if name in SEAT_COMMANDS else 'exactly'}"
-        f" two players (rules.players = {players}); with more, use "
-        "seats or seated")
+        f"{name}: for more than two players (rules.players = 2); with two, "
+        f"use {' | '.join(COMMANDS)}")
+  if name not in SEAT_COMMANDS and players > 2:
+    raise configuration.ConfigError(
+        f"{name}: for exactly two players (rules.players = {players}); "
+        "with more, use seats or seated")
   if name in SEAT_COMMANDS:
     if name == "seated" and _CONFIG.value.rules.penalty:
       raise configuration.ConfigError(

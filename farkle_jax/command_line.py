@@ -196,6 +196,14 @@ def _failure_message(exc: BaseException) -> str:
   return str(exc)
 
 
+def refuse_given(names: tuple[str, ...], why: str) -> None:
+  """Refuses (UsageError) the flags among `names` given on the command
+  line, say for another kind of run than the one asked."""
+  given = [f"--{n}" for n in names if flags.FLAGS[n].present]
+  if given:
+    raise app.UsageError(f"{', '.join(given)}: {why}")
+
+
 def run(main: Callable[[list[str]], None],
         required: tuple[str, ...] = ()) -> None:
   """Runs an entry point's `main` the farkle_jax way (see module doc)."""

@@ -65,20 +65,7 @@ class SeatsExplorer:
             "bank_from": self.game.bank_thresholds(scores)}
 
   def table(self, q) -> dict[str, Any]:
-    scores, g = self._scores(q), self.game
-    turn, unit = g.turn(scores), g.seats.unit
-    last = min(g.seats.num_rows - 1, _int(q, "t_max", 3000) // unit)
-    rows = []
-    for t in range(last + 1):
-      cells = []
-      for n in range(6, 0, -1):
-        roll, bank = g.roll_value(turn, t, n), g.bank_value(turn, t)
-        banks = bank is not None and bank[0] >= roll[0]
-        best = bank if banks else roll
-        cells.append({"n": n, "action": "bank" if banks else "roll",
-                      "win": [float(x) for x in best[:-1]]})
-      rows.append({"t": t * unit, "cells": cells})
-    return {"scores": scores, "rows": rows}
+    return self.game.turn_table(self._scores(q), None, _int(q, "t_max", 3000))
 
   def advice(self, q) -> dict[str, Any]:
     scores, t = self._scores(q), _int(q, "t", 0)

@@ -8,6 +8,8 @@ win probability of the player to move, whether banking or rolling is best,
 and '-' for states no sequence of rolls reaches.
 """
 
+import json
+
 from absl import app, flags
 
 import farkle_jax  # noqa: F401  (enables float64)
@@ -43,6 +45,9 @@ def main(argv):
   if seat_game.is_seats_run(_WORKDIR.value):
     _seats_table()
     return
+  command_line.refuse_given(("scores", "counts"), "for a run of more than "
+                            "two players; this one has two: give --b, --d, "
+                            "--f, --e")
   w0, layout, roll, _ = results.load(_WORKDIR.value, _ALLOW.value)
   try:
     table = queries.turn_table(w0, layout, roll, _B.value, _D.value, _F.value,
@@ -54,11 +59,16 @@ def main(argv):
 
 def _seats_table():
   game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
+  command_line.refuse_given(("b", "d", "f", "e"), f"for a two-player run; "
+                            f"this one has {game.seats.players} players: "
+                            "give --scores (and --counts)")
   scores = seat_game.parse_scores(
       _SCORES.value or ",".join(["0"] * game.seats.players))
   counts = (seat_game.parse_scores(_COUNTS.value, "counts")
             if _COUNTS.value else None)
-  print(seat_game.format_turn_table(game, scores, counts, _T_MAX.value))
+  print(json.dumps(game.turn_table(scores, counts, _T_MAX.value))
+        if _JSON.value else
+        seat_game.format_turn_table(game, scores, counts, _T_MAX.value))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 solved values and the rules, and the command-line tools take every
 player's score."""
 
+import json
 import os
 import subprocess
 import sys
@@ -37,7 +38,8 @@ def test_choices_and_decisions_are_consistent(solved):
   for c in choices:
     assert abs(sum(c.win) - 1) < 1e-12
   d = game.decision(scores, 200, 2)
-  assert d["best"] in ("bank", "roll") and d["bank"] is not None
+  assert d["bank"] is not None   # ties bank, as the solver decides
+  assert d["best"] == ("bank" if d["bank"][0] >= d["roll"][0] else "roll")
   best = max(d["bank"], d["roll"], key=lambda v: v[0])
   turn = game.turn(scores)
   np.testing.assert_allclose(best, turn.rows[4, 1, :3], atol=1e-13)
@@ -76,3 +78,36 @@ def test_table_and_advise_take_every_score(solved):
   out = _run("play", "--workdir", workdir)
   assert out.returncode != 0 and "3 players" in out.stderr
   assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_turn_table_starts_at_the_solved_values(solved):
+  _, game = solved
+  table = game.turn_table((100, 250, 50), t_last=10_000)
+  assert [r["t"] for r in table["rows"]][-1] == 450   # the last short of 500
+  first = table["rows"][0]["cells"][0]
+  assert first["n"] == 6 and first["action"] == "roll"
+  np.testing.assert_allclose(first["win"], table["win"], atol=1e-13)
+  with pytest.raises(PositionError, match="t_max=-50"):
+    game.turn_table((0, 0, 0), t_last=-50)
+
+
+def test_json_output_and_flags_of_the_other_kind_of_run(solved, tiny_runs):
+  workdir, game = solved
+  out = _run("table", "--workdir", workdir, "--scores", "0,250,300",
+             "--t_max", "100", "--json")
+  assert out.returncode == 0, out.stderr
+  assert json.loads(out.stdout) == game.turn_table((0, 250, 300), None, 100)
+  out = _run("advise", "--workdir", workdir, "--scores", "0,250,300",
+             "--roll", "1,5,2", "--json")
+  assert out.returncode == 0, out.stderr
+  got = json.loads(out.stdout)["choices"]
+  assert [c["points"] for c in got] == [
+      c.points for c in game.advise((0, 250, 300), 0, (1, 5, 2))]
+  out = _run("advise", "--workdir", workdir, "--b", "100", "--d", "0")
+  assert out.returncode == 2
+  assert out.stderr.strip() == ("error: --b, --d: for a two-player run; this "
+                                "one has 3 players: give --scores (and "
+                                "--counts)")
+  two = tiny_runs("minimal")[3]
+  out = _run("table", "--workdir", two, "--scores", "0,0")
+  assert out.returncode == 2 and out.stderr.startswith("error: --scores: ")

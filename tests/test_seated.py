@@ -56,8 +56,9 @@ def test_max_score_guest_of_two_matches_the_two_player_evaluator(games):
 def test_an_optimal_guest_gives_the_solved_values(games):
   game, pair = games
   x = seated.evaluate(game.seats, game.w0, pair, "optimal")
-  if game.summary["unsettled_keys"]:
-    pytest.skip("keys without a pure equilibrium: the midpoint differs")
+  # Where no pure equilibrium exists the stored midpoint is no policy's
+  # value: this game has none of those keys.
+  assert game.summary["unsettled_keys"] == 0
   for j in range(3):
     np.testing.assert_allclose(x[j], game.w0, rtol=0, atol=1e-13)
 
@@ -86,13 +87,22 @@ def test_monte_carlo_agrees_for_the_max_score_guest(games):
   assert exact[opening][1] < game.w0[opening][1] - 0.01
 
 
-def test_analyze_refuses_two_player_commands_for_three():
+@pytest.mark.parametrize("command, config, says", [
+    ("evaluate", "configs/three_players.py",
+     "error: evaluate: for exactly two players (rules.players = 3); with "
+     "more, use seats or seated"),
+    ("seats", "configs/minimal.py",
+     "error: seats: for more than two players (rules.players = 2); with "
+     "two, use "),
+])
+def test_analyze_commands_for_the_other_number_of_players(command, config,
+                                                          says):
   out = subprocess.run(
-      [sys.executable, "-m", "farkle_jax.analyze", "evaluate", "--config",
-       "configs/three_players.py", "--workdir", "/nonexistent"],
+      [sys.executable, "-m", "farkle_jax.analyze", command, "--config",
+       config, "--workdir", "/nonexistent"],
       cwd=ROOT, capture_output=True, text=True)
   assert out.returncode == 2
-  assert out.stderr.startswith("error: evaluate: for exactly two players")
+  assert out.stderr.startswith(says), out.stderr
   assert len(out.stderr.strip().splitlines()) == 1
 
 

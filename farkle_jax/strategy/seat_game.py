@@ -169,6 +169,32 @@ class SeatGame:
                             tuple(float(x) for x in win[:-1])))
     return sorted(out, key=lambda c: (-c.win[0], -c.points, -len(c.kept)))
 
+  def turn_table(self, scores, counts=None, t_last: int | None = None
+                 ) -> dict[str, Any]:
+    """The mover's turn table as data: rows t (points) from 0 to `t_last`
+    (default 3,000; at most the last total short of the goal), each with a
+    cell per n = 6..1 dice: bank or roll, and every player's win
+    probability after the better of the two."""
+    if t_last is not None and t_last < 0:
+      raise PositionError(f"t_max={t_last}: a turn total of at least 0")
+    turn, unit = self.turn(scores, counts), self.seats.unit
+    last = min(self.seats.num_rows - 1,
+               (3000 if t_last is None else t_last) // unit)
+    rows = []
+    for t in range(last + 1):
+      bank = self.bank_value(turn, t)
+      cells = []
+      for n in range(N_DICE, 0, -1):
+        roll = self.roll_value(turn, t, n)
+        banks = bank is not None and bank[0] >= roll[0]
+        cells.append({"n": n, "action": "bank" if banks else "roll",
+                      "win": [float(x) for x in (bank if banks
+                                                 else roll)[:-1]]})
+      rows.append({"t": t * unit, "cells": cells})
+    return {"scores": list(scores), "counts": list(turn.key[
+        self.seats.players:]), "win": self.win_probabilities(
+            scores, counts).tolist(), "rows": rows}
+
   def bank_thresholds(self, scores, counts=None) -> list[int | None]:
     """For n = 6..1 dice, the smallest turn total (points) at which the
     mover banks rather than rolls (None: never)."""
@@ -227,24 +253,17 @@ def format_vector(v: Sequence[float]) -> str:
 
 def format_turn_table(game: SeatGame, scores, counts=None,
                       t_last: int | None = None) -> str:
-  """The mover's turn table: rows t, columns n = 6..1; each cell the
-  mover's win probability and B (bank) or R (roll)."""
-  turn = game.turn(scores, counts)
-  unit, seats = game.seats.unit, game.seats
-  last = (t_last // unit if t_last is not None
-          else min(seats.num_rows - 1, 3000 // unit))
+  """The mover's turn table (`SeatGame.turn_table`) as text: rows t,
+  columns n = 6..1; each cell the mover's win probability and B (bank) or
+  R (roll)."""
+  table = game.turn_table(scores, counts, t_last)
   lines = [f"scores {','.join(map(str, scores))} (player to move first), "
-           f"win probabilities {format_vector(game.win_probabilities(scores, counts))}",
+           f"win probabilities {format_vector(table['win'])}",
            "     t" + "".join(f"{f'n={n}':>10}" for n in range(6, 0, -1))]
-  for t in range(0, last + 1):
-    cells = []
-    for n in range(6, 0, -1):
-      roll = game.roll_value(turn, t, n)
-      bank = game.bank_value(turn, t)
-      best = bank if bank is not None and bank[0] >= roll[0] else roll
-      mark = "B" if best is bank else "R"
-      cells.append(f"{mark} {best[0]:.5f}")
-    lines.append(f"{t * unit:>6}" + "".join(f"{c:>10}" for c in cells))
+  for row in table["rows"]:
+    cells = [f"{c['action'][0].upper()} {c['win'][0]:.5f}"
+             for c in row["cells"]]
+    lines.append(f"{row['t']:>6}" + "".join(f"{c:>10}" for c in cells))
   return "\n".join(lines)
 
 
