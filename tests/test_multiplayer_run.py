@@ -11,6 +11,7 @@ import pytest
 
 from conftest import ROOT
 from farkle_jax.solver import configuration, multiplayer, multiplayer_run
+from farkle_jax.solver.driver import NotConverged
 from farkle_jax.solver.memory import MemoryRefused
 
 TINY = ["--config", "configs/tiny.py:minimal", "--config.rules.players=3",
@@ -66,6 +67,19 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
   assert summary["unsettled_apart"] == fresh["unsettled_apart"]
 
 
+def test_a_run_resumes_with_another_sub_batch_size(tmp_path):
+  """The sub-batch size (512 keys on a CPU, chunk_keys on an accelerator)
+  is not part of what a checkpoint must match."""
+  config = configuration.base("minimal")
+  config.rules.update(goal=500, players=3)
+  config.solver.update(tol=1e-14, norm="absolute", max_iterations=1)
+  with pytest.raises(NotConverged, match="not converged: 1 sweeps"):
+    multiplayer_run.run(config, str(tmp_path))
+  config.solver.update(max_iterations=50, chunk_keys=64)
+  summary = multiplayer_run.run(config, str(tmp_path))
+  assert summary["iterations"] == 2 and summary["converged"]
+
+
 @pytest.mark.parametrize("flag, says", [
     ("--config.rules.players=7", "config.rules.players = 7 is not allowed"),
     ("--config.rules.final_round=True", "entry minimum or a final round"),
@@ -77,6 +91,19 @@ def test_bad_input_is_refused_in_one_line(tmp_path, flag, says):
   assert out.stderr.strip().splitlines() == [out.stderr.strip()]
   assert says in out.stderr and out.stderr.startswith("error:")
   assert not os.listdir(tmp_path)
+
+
+def test_not_converged_exits_1_in_one_line_and_readers_refuse(tmp_path):
+  out = _main(*TINY, "--config.solver.max_iterations=1", "--workdir",
+              str(tmp_path))
+  errors = [l for l in out.stderr.splitlines() if l.startswith("error:")]
+  assert out.returncode == 1 and "Traceback" not in out.stderr
+  assert len(errors) == 1 and errors[0].startswith(
+      "error: not converged: 1 sweeps")
+  out = subprocess.run([sys.executable, "-m", "farkle_jax.table",
+                        "--workdir", str(tmp_path)], cwd=ROOT,
+                       capture_output=True, text=True)
+  assert out.returncode != 0 and "allow_unconverged" in out.stderr
 
 
 def test_a_solve_that_cannot_fit_is_refused_with_a_setting_that_would():

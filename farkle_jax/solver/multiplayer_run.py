@@ -29,6 +29,7 @@ from farkle_jax.solver import bellman, checkpointing, configuration
 from farkle_jax.solver import integrity, locking, memory, multiplayer
 from farkle_jax.solver import placement, results
 from farkle_jax.solver.configuration import ConfigError, Settings
+from farkle_jax.solver.driver import NotConverged
 
 SAVE_SECONDS = 300   # a checkpoint within a sweep at least this often
 LOG_SECONDS = 30     # a progress line at least this often
@@ -106,9 +107,12 @@ def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
                       f"{seats.num_keys:,} keys", have, hints, share=0.8)
 
 
-def fingerprint(seats: SeatsLayout, group: int) -> dict[str, Any]:
+def fingerprint(seats: SeatsLayout) -> dict[str, Any]:
+  """What a checkpoint must match to resume. Not the sub-batch size: the
+  values and the stage order do not depend on it, so a run started on a
+  CPU resumes on a GPU."""
   return {"rules": seats.rules.to_dict(), "key_shape": list(seats.key_shape),
-          "state_format": "seats-w0", "group": group, "dtype": "float64"}
+          "state_format": "seats-w0", "dtype": "float64"}
 
 
 def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
@@ -120,6 +124,8 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
   Raises:
     ConfigError, MemoryRefused: before anything is built or written.
     WorkdirLocked, CheckpointMismatch: as for two players.
+    NotConverged: max_iterations reached above the tolerance (the results
+      are written, marked not converged).
   """
   start = time.time()
   seats, settings = check(config)
@@ -139,7 +145,7 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
     tables = placement.place(tables, placement.everywhere(mesh))
     roll = bellman.roll_arrays(roll_tables.build(seats.rules))
     ckpt = checkpointing.Checkpoints(os.path.join(workdir, "checkpoints"),
-                                     fingerprint(seats, group),
+                                     fingerprint(seats),
                                      keep=settings.checkpoint_keep)
     try:
       w0, pos = _restore(ckpt, seats)
@@ -149,6 +155,12 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
       ckpt.close()
     summary = _summary(seats, settings, pos, w0, need, start, config)
     _write(workdir, summary, multiplayer.start_values(w0, seats), seats)
+  if not summary["converged"]:
+    raise NotConverged(
+        f"not converged: {pos.sweep} sweeps (solver.max_iterations) left a "
+        f"max change of {summary['final_residual']:.3e} >= solver.tol = "
+        f"{settings.tol:g}; the values in {workdir} are marked unconverged. "
+        "Rerun with a higher --config.solver.max_iterations to continue")
   return summary
 
 
