@@ -20,10 +20,11 @@ by stage in an order that makes the reads final:
   `SeatsLayout.from_next`. Going N times round the cycle gives
   x_k = C_k + A_k x_k, solved exactly. The stage repeats this (a policy
   step: the policies are re-chosen at the new values) until it changes
-  its values by less than `NEWTON_ATOL`; one sweep is then exact and the
-  next confirms it. Some cycles have no equilibrium in pure turn policies:
-  there the policy steps alternate, and the stage reports it
-  (`stage_step`).
+  its values by less than `NEWTON_ATOL`. Some cycles have no equilibrium
+  in pure turn policies reachable from the first guess: there the policy
+  steps alternate, and the stage keeps a midpoint and reports it
+  (`stage_step`). The next sweep tries again from that midpoint; where it
+  settles there, the stages below change and one more sweep confirms it.
 
 A stage's keys are cut into sub-batches of G keys sorted by the mover's
 score, each passed from its own highest row, so ragged turns cost little.
@@ -58,8 +59,8 @@ class SeatTables(NamedTuple):
   s0: jax.Array         # [S, U * G] int32 the mover's banked score
   top: jax.Array        # [S, U] int32 highest row of each sub-batch
   warm: jax.Array       # [S, U * G] int32 flat key of the same scores with
-                        #   the last seat one unit higher (a first guess
-                        #   an earlier stage solved), or the sink: 1/N
+                        #   the last seat one bank minimum higher (a first
+                        #   guess the block before solved), or the sink: 1/N
   real: jax.Array       # [S, U * G] bool not padding
   work: np.ndarray      # [S] the stage's share of all states (host)
 
@@ -108,9 +109,11 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
   mover[stage_o, slot] = s0_o
   top = np.full((S, U), -1, np.int64)
   np.maximum.at(top, (stage_o, slot // G), seats.t_max(s0_o))
-  last = np.asarray(fields[seats.players - 1])
-  near = np.where(last + 1 < seats.num_scores,
-                  np.arange(seats.num_keys) + seats.score_stride, sink)
+  # One bank minimum higher: the block before, so solved earlier in every
+  # sweep (one unit could stay in this block when the bank minimum is more).
+  last, up = np.asarray(fields[seats.players - 1]), seats.bank_min
+  near = np.where(last + up < seats.num_scores,
+                  np.arange(seats.num_keys) + up * seats.score_stride, sink)
   warm = np.full((S, U * G), sink, np.int64)
   warm[stage_o, slot] = near[order]
   local = np.full(sink + 1, -1, np.int64)
