@@ -277,7 +277,7 @@ def start_value(rules: str, goal: int, floor: int, w0: np.ndarray,
   step = 50
   bank_min = 300 if rules == "facebook" else 50
   penalty = 500 if rules == "facebook" else 0
-  nf = penalty_count if penalty else 1
+  nf = 3 if penalty else 1
   low = floor if penalty else 0
   nb = w0.shape[0]
   bi, di, fi, ei = key
@@ -379,7 +379,7 @@ def evaluate(rules: str, goal: int, floor: int, policy_a, policy_b,
   policies (prefer, bank_at) by iteration over the start-of-turn states."""
   step = 50
   penalty = 500 if rules == "facebook" else 0
-  nf = penalty_count if penalty else 1
+  nf = 3 if penalty else 1
   low = floor if penalty else 0
   scores = list(range(low, goal, step))
   nb = len(scores)
