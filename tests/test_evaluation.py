@@ -45,6 +45,25 @@ def test_optimal_against_itself_is_the_solver_value(name, tiny_runs):
   np.testing.assert_allclose(res.b_to_move, w0, rtol=0, atol=1e-12)
 
 
+def test_a_penalty_at_every_farkle():
+  """penalty_count 1 (one farkle count, every farkle costs): every solve
+  method against the plain reference, and optimal play against itself
+  evaluated back to those values."""
+  from test_ordered import _solve
+  from farkle_jax.game import roll_tables
+  from farkle_jax.game import rules as rules_lib
+  from farkle_jax.game.layout import StateLayout
+  rules = rules_lib.facebook(goal=600, floor=-300).replace(penalty_count=1)
+  ref, _ = reference.solve("facebook", 600, -300, penalty_count=1)
+  for method in ("wavefront", "value_iteration", "ordered"):
+    w0, _ = _solve(method, rules)
+    np.testing.assert_allclose(w0, ref, rtol=0, atol=1e-12, err_msg=method)
+  layout, roll = StateLayout(rules), roll_tables.build(rules)
+  opt = policies.optimal(np.asarray(w0), layout, roll)
+  res = evaluation.evaluate(opt, opt, layout, roll)
+  np.testing.assert_allclose(res.a_to_move, w0, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("name", ["minimal", "facebook"])
 def test_optimal_gains_against_weaker_play(name, tiny_runs):
   w0, layout, roll, _ = tiny_runs(name)

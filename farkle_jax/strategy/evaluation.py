@@ -220,7 +220,9 @@ def evaluate_outcomes(out_a: Outcomes, cls_a: np.ndarray, out_b: Outcomes,
     start: banked scores (points) of the first and second player.
     tol: absolute tolerance of the iteration (penalty rules only).
   """
-  if layout.num_farkle == 1:
+  # Without a penalty a farkle swaps the scores within their level; with
+  # one (even a penalty at every farkle, one farkle count) it may not.
+  if not layout.rules.has_penalty:
     a, b = _solve_levels(out_a, cls_a, out_b, cls_b, layout)
   else:
     a, b = _iterate(out_a, cls_a, out_b, cls_b, layout, tol, max_iter)
