@@ -23,7 +23,8 @@ _D = flags.DEFINE_integer("d", 0, "Banked score of the opponent.")
 _F = flags.DEFINE_integer("f", 0, "Farkle count of the player to move.")
 _E = flags.DEFINE_integer("e", 0, "Farkle count of the opponent.")
 _T_MAX = flags.DEFINE_integer(
-    "t_max", None, "Last turn total to list (default: where every n banks).")
+    "t_max", None, "Last turn total to list (default: where every n banks; "
+    "3,000 for more than two players).")
 _SCORES = flags.DEFINE_string(
     "scores", None, "A run of more than two players: every banked score in "
     "turn order from the player to move, e.g. 0,500,1200.")

@@ -32,8 +32,9 @@ def _read_only(out):
 
 def _kept(solver):
   """Keeps a solver's results for the test session: many tests ask for the
-  same small games. They come back read-only, so no caller can change what
-  another one reads."""
+  same small games. Their arrays come back read-only, so no caller can
+  change the values another one reads (callers must not change the lists
+  and dicts that hold them either)."""
   cached = functools.lru_cache(maxsize=None)(solver)
 
   @functools.wraps(solver)

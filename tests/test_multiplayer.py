@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 
 import reference
-from farkle_jax.solver import configuration, multiplayer_run
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import configuration, multiplayer, multiplayer_run
+from farkle_jax.strategy import seated
 
 
 def _config(preset, goal, players, floor=None, **rules):
@@ -58,6 +61,25 @@ def test_a_penalty_at_every_farkle_agrees_with_the_reference(tmp_path):
                       penalty_count=1)
   assert summary["converged"] and w.min() >= 0
   assert np.abs(w.sum(-1) - 1).max() < 1e-12
+  seats = SeatsLayout(rules_lib.facebook(goal=400, floor=-200).replace(
+      players=3, penalty_count=1))
+  with pytest.raises(ValueError, match="without a farkle penalty"):
+    seated.evaluate(seats, w, None, "max_score")
+
+
+def test_first_guesses_come_from_stages_solved_before():
+  """Each key's first guess lies in an earlier stage, also where the bank
+  minimum spans several scores (so a whole block is one stage)."""
+  for rules in (rules_lib.minimal(goal=800),
+                rules_lib.minimal(goal=800).replace(bank_minimum=150)):
+    seats = SeatsLayout(rules.replace(players=3))
+    tables, _ = multiplayer.build(seats, 64)
+    keys, warm = np.asarray(tables.keys), np.asarray(tables.warm)
+    stage = seats.stage(seats.key_fields())
+    row = np.broadcast_to(np.arange(len(keys))[:, None], keys.shape)
+    guessed = (keys < seats.num_keys) & (warm < seats.num_keys)
+    assert guessed.any()
+    assert (stage[warm[guessed]] < row[guessed]).all()
 
 
 def test_three_players_with_a_penalty_are_distributions(tmp_path):

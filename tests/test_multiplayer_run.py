@@ -67,16 +67,21 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
   assert summary["unsettled_apart"] == fresh["unsettled_apart"]
 
 
-def test_a_run_resumes_with_another_sub_batch_size(tmp_path):
-  """The sub-batch size (512 keys on a CPU, chunk_keys on an accelerator)
-  is not part of what a checkpoint must match."""
+def test_a_run_resumes_with_another_sub_batch_size(tmp_path, monkeypatch):
+  """Stopped at max_iterations, a run saves where it stands; the sub-batch
+  size (512 keys on a CPU, chunk_keys on an accelerator) is not part of
+  what a checkpoint must match, so the rerun goes on from there."""
   config = configuration.base("minimal")
   config.rules.update(goal=500, players=3)
   config.solver.update(tol=1e-14, norm="absolute", max_iterations=1)
   with pytest.raises(NotConverged, match="not converged: 1 sweeps"):
     multiplayer_run.run(config, str(tmp_path))
+  restore, found = multiplayer_run._restore, []
+  monkeypatch.setattr(multiplayer_run, "_restore", lambda *a: found.append(
+      restore(*a)) or found[-1])
   config.solver.update(max_iterations=50, chunk_keys=64)
   summary = multiplayer_run.run(config, str(tmp_path))
+  assert found[0][1].sweep == 1      # resumed after the first sweep
   assert summary["iterations"] == 2 and summary["converged"]
 
 

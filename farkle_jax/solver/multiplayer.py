@@ -10,8 +10,9 @@ by stage in an order that makes the reads final:
 * With a penalty, a farkle that does not cost it keeps the sum and raises
   the farkle-count sum: within a block the classes go highest first. The
   penalty farkle lowers the sum (or, at the floor, the class; with a
-  penalty at every farkle, `penalty_count` 1, it keeps the stage there) and
-  reads the previous sweep's value: such rules take several sweeps.
+  penalty at every farkle, `penalty_count` 1, it may stay in the stage at
+  or near the floor) and reads the value before the stage's update: such
+  rules take several sweeps.
 * Without a penalty, a farkle rotates the key within its stage: the keys
   of a rotation cycle (length dividing N) depend on each other. With the
   turn policies fixed, each key is affine in its farkle target, with one
@@ -124,7 +125,7 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
   partner[inside] = local[farkle[inside]]
   # Under a penalty every farkle is read at the values before the stage's
   # update and the sweeps converge. Only where every farkle costs it
-  # (penalty_count 1) does one at the floor stay in the stage.
+  # (penalty_count 1) can one at or near the floor stay in the stage.
   cycles = seats.penalty == 0
   if not cycles and seats.num_farkle > 1 and inside.any():
     raise AssertionError("a same-stage farkle under a penalty")
@@ -259,9 +260,10 @@ def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
   policy profiles (seen as a repeat of the values two steps before, or
   still moving after `NEWTON_STEPS`), some rotation cycle has no
   equilibrium in pure turn policies (docs/model.md §8): the stage keeps the
-  midpoint of the last two steps and reports how far apart they were. Such
-  a stage starts each sweep from the first sweep's guess, so it lands where
-  it landed then.
+  midpoint of the last two steps and reports how far apart they were. A
+  later sweep runs the steps from the values kept; where they do not settle
+  there, it starts the stage over from the first sweep's guess, so it lands
+  where it landed then.
 
   Args:
     first: [] bool, the first sweep: the stage starts from `tables.warm`.

@@ -224,7 +224,8 @@ def _sweeps(w0, pos: Position, tables, plan, roll, settings: Settings,
                  settings.norm, change, time.time() - t0,
                  f"; {unsettled} keys unsettled (last two policy steps "
                  f"{apart:.1e} apart)" if unsettled else "")
-    if pos.sweep % settings.checkpoint_every == 0 or change < settings.tol:
+    if (pos.sweep % settings.checkpoint_every == 0 or change < settings.tol
+        or pos.sweep >= settings.max_iterations):  # a rerun goes on from here
       _save(ckpt, w0, pos, S)
   return w0, pos
 
