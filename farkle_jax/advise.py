@@ -111,15 +111,11 @@ def _seats_advice(roll) -> str:
       _SCORES.value or ",".join(["0"] * game.seats.players))
   counts = (seat_game.parse_scores(_COUNTS.value, "counts")
             if _COUNTS.value else None)
-  if roll is not None and _JSON.value:
-    choices = game.advise(scores, _T.value, roll, counts)
-    return json.dumps({"scores": scores, "t": _T.value, "roll": roll,
-                       "choices": [c._asdict() for c in choices]})
+  if _JSON.value:
+    return json.dumps(game.advice(scores, _T.value, _N.value, roll, counts))
   if roll is not None:
     return seat_game.format_advice(game, scores, _T.value, roll, counts)
   d = game.decision(scores, _T.value, _N.value, counts)
-  if _JSON.value:
-    return json.dumps({"scores": scores, "t": _T.value, "n": _N.value, **d})
   bank = seat_game.format_vector(d["bank"]) if d["bank"] else "not allowed"
   return (f"scores {','.join(map(str, scores))}, t={_T.value} with "
           f"{_N.value} dice: {d['best']} (bank {bank}; roll "

@@ -5,8 +5,9 @@
     GET /api/seats?scores=0,500,1200        win probabilities and the
                                             turn totals each n banks from
     GET /api/table?scores=..[&t_max=]       the mover's turn table
-    GET /api/advice?scores=..&t=&n=[&roll=] ranked choices for a roll, or
-                                            bank or roll
+    GET /api/advice?scores=..&t=&n=[&roll=] ranked choices for a roll and
+                                            bank or roll after the best
+                                            ("then"), or bank or roll
 
 Scores are in points, one per player in turn order from the player to
 move. A request the API cannot answer gets a 4xx and {"error": one line}.
@@ -68,13 +69,10 @@ class SeatsExplorer:
     return self.game.turn_table(self._scores(q), None, _int(q, "t_max", 3000))
 
   def advice(self, q) -> dict[str, Any]:
-    scores, t = self._scores(q), _int(q, "t", 0)
-    if q.get("roll") is None:
-      return {"scores": scores, "t": t,
-              **self.game.decision(scores, t, _int(q, "n", 6))}
-    choices = self.game.advise(scores, t, parse_dice(q["roll"]))
-    return {"scores": scores, "t": t,
-            "choices": [c._asdict() for c in choices]}
+    roll = q.get("roll")
+    return self.game.advice(self._scores(q), _int(q, "t", 0),
+                            _int(q, "n", 6),
+                            None if roll is None else parse_dice(roll))
 
 
 def create_app(game: seat_game.SeatGame) -> Starlette:

@@ -30,6 +30,18 @@ def test_float64_survives_save_and_restore(tmp_path):
   assert meta["fingerprint"] == {"rules": {"goal": 1000}}
 
 
+def test_a_retired_field_of_an_older_checkpoint_is_left_out(tmp_path):
+  x = jnp.ones((2, 2))
+  ck = checkpointing.Checkpoints(str(tmp_path), {"rules": {}, "group": 512})
+  ck.save(3, {"w": x})
+  ck.close()
+  step, _, _ = checkpointing.Checkpoints(
+      str(tmp_path), {"rules": {}}, retired=("group",)).restore(_like(x))
+  assert step == 3
+  with pytest.raises(checkpointing.CheckpointMismatch, match="group"):
+    checkpointing.Checkpoints(str(tmp_path), {"rules": {}}).restore(_like(x))
+
+
 def test_mismatched_model_is_refused(tmp_path):
   x = jnp.zeros((2, 2))
   ck = checkpointing.Checkpoints(str(tmp_path),

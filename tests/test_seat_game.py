@@ -100,9 +100,11 @@ def test_json_output_and_flags_of_the_other_kind_of_run(solved, tiny_runs):
   out = _run("advise", "--workdir", workdir, "--scores", "0,250,300",
              "--roll", "1,5,2", "--json")
   assert out.returncode == 0, out.stderr
-  got = json.loads(out.stdout)["choices"]
-  assert [c["points"] for c in got] == [
-      c.points for c in game.advise((0, 250, 300), 0, (1, 5, 2))]
+  got = json.loads(out.stdout)
+  assert got == json.loads(json.dumps(game.advice((0, 250, 300), 0,
+                                                 roll=(1, 5, 2))))
+  best = got["choices"][0]
+  assert (got["then"]["t"], got["then"]["n"]) == (best["t"], best["n"])
   out = _run("advise", "--workdir", workdir, "--b", "100", "--d", "0")
   assert out.returncode == 2
   assert out.stderr.strip() == ("error: --b, --d: for a two-player run; this "

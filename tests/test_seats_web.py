@@ -30,7 +30,7 @@ def test_the_api_gives_the_solved_values(client, game):
   advice = client.get("/api/advice?scores=0,250,300&t=0&roll=1,5,2").json()
   assert [c["points"] for c in advice["choices"]][0] in (100, 150)
   decision = client.get("/api/advice?scores=0,250,300&t=200&n=2").json()
-  assert decision == {"scores": [0, 250, 300], "t": 200,
+  assert decision == {"scores": [0, 250, 300], "t": 200, "n": 2,
                       **game.decision((0, 250, 300), 200, 2)}
   assert client.get("/").status_code == 200
   assert client.get("/static/seats.js").status_code == 200

@@ -52,11 +52,14 @@ class Checkpoints:
     directory: where the checkpoints live (created if missing).
     fingerprint: JSON-able description of the model; must match to restore.
     keep: how many of the latest checkpoints to keep.
+    retired: fingerprint fields older checkpoints may hold that no longer
+      tell models apart (left out of the comparison).
   """
 
   def __init__(self, directory: str, fingerprint: Mapping[str, Any],
-               keep: int = 2):
+               keep: int = 2, retired: tuple[str, ...] = ()):
     self.fingerprint = dict(fingerprint)
+    self.retired = retired
     self.manager = _manager(directory, keep)
 
   def latest_step(self) -> int | None:
@@ -151,6 +154,7 @@ class Checkpoints:
     return True
 
   def _check(self, saved: Mapping[str, Any], step: int) -> None:
+    saved = {k: v for k, v in saved.items() if k not in self.retired}
     if saved == self.fingerprint:
       return
     diffs = []

@@ -146,7 +146,8 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
     roll = bellman.roll_arrays(roll_tables.build(seats.rules))
     ckpt = checkpointing.Checkpoints(os.path.join(workdir, "checkpoints"),
                                      fingerprint(seats),
-                                     keep=settings.checkpoint_keep)
+                                     keep=settings.checkpoint_keep,
+                                     retired=("group",))
     try:
       w0, pos = _restore(ckpt, seats)
       w0 = placement.place(w0, placement.everywhere(mesh))

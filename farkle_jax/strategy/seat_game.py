@@ -169,6 +169,23 @@ class SeatGame:
                             tuple(float(x) for x in win[:-1])))
     return sorted(out, key=lambda c: (-c.win[0], -c.points, -len(c.kept)))
 
+  def advice(self, scores, t: int, n: int = N_DICE, roll=None, counts=None
+             ) -> dict[str, Any]:
+    """Advice as data. With a roll: every way to set its dice aside, best
+    first, and bank or roll after the best one ("then"; absent when it
+    wins). Without: bank or roll at turn total t with n dice."""
+    head = {"scores": list(scores), "t": t}
+    if roll is None:
+      return {**head, "n": n, **self.decision(scores, t, n, counts)}
+    choices = self.advise(scores, t, roll, counts)
+    out = {**head, "dice": list(roll),
+           "choices": [c._asdict() for c in choices]}
+    if choices and choices[0].win[0] < 1:
+      best = choices[0]
+      out["then"] = {"t": best.t, "n": best.n,
+                     **self.decision(scores, best.t, best.n, counts)}
+    return out
+
   def turn_table(self, scores, counts=None, t_last: int | None = None
                  ) -> dict[str, Any]:
     """The mover's turn table as data: rows t (points) from 0 to `t_last`
@@ -268,22 +285,23 @@ def format_turn_table(game: SeatGame, scores, counts=None,
 
 
 def format_advice(game: SeatGame, scores, t: int, dice, counts=None) -> str:
-  choices = game.advise(scores, t, dice, counts)
+  """`SeatGame.advice` for a roll, as text."""
+  adv = game.advice(scores, t, roll=dice, counts=counts)
   n = game.seats.players
   head = (f"scores {','.join(map(str, scores))} (player to move first), "
           f"turn total {t}, rolled {len(dice)} dice: "
           f"{','.join(map(str, dice))}")
-  if not choices:
+  if not adv["choices"]:
     return head + "\nfarkle: nothing scores; the turn ends with nothing banked"
   lines = [head, f"  {'keep':<14}{'points':>7}{'turn total':>12}"
            f"{'dice left':>11}   win probability of players 1..{n}"]
-  for i, c in enumerate(choices):
-    lines.append(f"  {' '.join(map(str, c.kept)):<14}{c.points:>7}{c.t:>12}"
-                 f"{c.n:>11}   {format_vector(c.win)}{'  best' if i == 0 else ''}")
-  best = choices[0]
-  if best.t - t and best.win[0] < 1:
-    d = game.decision(scores, best.t, best.n, counts)
-    lines.append(f"then, at t={best.t} with {best.n} dice: {d['best']} "
-                 f"(bank {format_vector(d['bank']) if d['bank'] else 'not allowed'};"
-                 f" roll {format_vector(d['roll'])})")
+  for i, c in enumerate(adv["choices"]):
+    lines.append(f"  {' '.join(map(str, c['kept'])):<14}{c['points']:>7}"
+                 f"{c['t']:>12}{c['n']:>11}   {format_vector(c['win'])}"
+                 f"{'  best' if i == 0 else ''}")
+  if "then" in adv:
+    d = adv["then"]
+    bank = format_vector(d["bank"]) if d["bank"] else "not allowed"
+    lines.append(f"then, at t={d['t']} with {d['n']} dice: {d['best']} "
+                 f"(bank {bank}; roll {format_vector(d['roll'])})")
   return "\n".join(lines)

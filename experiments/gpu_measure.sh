@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The GPU measurements of BENCHMARKS.md in one command, for a CUDA machine
+# that has JAX but may lack a package index (wheels of what is missing, e.g.
+# ml_collections, in .wheels/ beside the checkout):
+#
+#   bash experiments/gpu_measure.sh OUTDIR [PART ...]
+#
+# PART is any of: device default facebook players passcost (all by default).
+# Each part runs under its own timeout (240, 330, 200 and 120 s: 15 min at
+# most in all, so a session limited to 10 min a command runs two calls,
+# "device default facebook" then "players passcost"); logs, JSON and
+# summaries land in OUTDIR (emptied of an earlier run's wall times) and a
+# short table is printed last.
+set -u
+out=${1:?usage: gpu_measure.sh OUTDIR [PART ...]}
+shift
+parts=${*:-device default facebook players passcost}
+mkdir -p "$out"
+: >"$out/walls.txt"
+export PYTHONUNBUFFERED=1
+# The real peak, not the 75% JAX would reserve up front.
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+if ls .wheels/*.whl >/dev/null 2>&1; then
+  python3 -m pip install --no-index --no-deps -q .wheels/*.whl
+fi
+
+timed() {  # timed NAME SECONDS CMD...: runs CMD, logs to OUT/NAME.log
+  local name=$1 limit=$2
+  shift 2
+  local t0=$(date +%s%N)
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  local ms=$((($(date +%s%N) - t0) / 1000000))
+  printf '%-10s rc=%-3s wall %6d.%03d s\n' "$name" "$rc" \
+    $((ms / 1000)) $((ms % 1000)) | tee -a "$out/walls.txt"
+}
+
+for part in $parts; do
+  case $part in
+    device)
+      { date -u +%FT%TZ
+        nvidia-smi --query-gpu=name,memory.total,driver_version \
+          --format=csv,noheader
+        python3 -c "import jax; print('jax', jax.__version__, jax.devices())"
+        nproc; } >"$out/device.txt" 2>&1 ;;
+    default)
+      timed default 240 python3 experiments/benchmark.py \
+        --config configs/default.py \
+        --methods=wavefront,ordered,value_iteration \
+        --json "$out/default.json" ;;
+    facebook)
+      rm -rf /tmp/gpu_fb
+      timed facebook 330 python3 -m farkle_jax.main \
+        --config configs/facebook.py --workdir /tmp/gpu_fb --progress=log
+      cp /tmp/gpu_fb/summary.json "$out/facebook_summary.json" 2>/dev/null ;;
+    players)
+      rm -rf /tmp/gpu_p3
+      timed players 200 python3 -m farkle_jax.main \
+        --config configs/minimal.py --config.rules.players=3 \
+        --config.rules.goal=2000 --workdir /tmp/gpu_p3 --progress=log
+      cp /tmp/gpu_p3/summary.json "$out/players_summary.json" 2>/dev/null ;;
+    passcost)
+      timed passcost 120 python3 experiments/pass_cost.py \
+        --keys 1024 --rows 100 --repeats 3 ;;
+    *) echo "unknown part $part (device default facebook players passcost)"
+       exit 2 ;;
+  esac
+done
+
+echo "== summary"
+cat "$out/device.txt" 2>/dev/null
+cat "$out/walls.txt" 2>/dev/null
+grep -h -A5 '^method' "$out/default.log" 2>/dev/null
+grep -h 'first-player\|sweep\|seat' "$out/facebook.log" 2>/dev/null | tail -6
+tail -n 6 "$out/players.log" 2>/dev/null
+tail -n 6 "$out/passcost.log" 2>/dev/null
