@@ -130,9 +130,12 @@ def test_table_on_a_broken_workdir(tiny_runs, tmp_path, damage, words):
 
 def _peak_rss_of(module, *args) -> tuple[subprocess.CompletedProcess, int]:
   """Runs a module's main and returns its own peak RSS (bytes)."""
-  code = ("import atexit, resource, runpy, sys; "
-          "atexit.register(lambda: print('PEAK', resource.getrusage("
-          "resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)); "
+  # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child of
+  # a large test process would report its parent's peak.
+  code = ("import atexit, re, runpy, sys; "
+          "atexit.register(lambda: print('PEAK', int(re.search("
+          "r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read())[1])"
+          " * 1024, file=sys.stderr)); "
           f"sys.argv = {[module] + list(args)!r}; "
           f"runpy.run_module({module!r}, run_name='__main__')")
   out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV,
