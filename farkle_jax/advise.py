@@ -33,11 +33,11 @@ _T = flags.DEFINE_integer("t", 0, "Turn total so far.")
 _N = flags.DEFINE_integer("n", 6, "Dice to roll (the roll's size).")
 _ROLL = flags.DEFINE_string("roll", None, "The dice rolled, e.g. 6,5,3,3,3,2 "
                             "(none: bank or roll at the position).")
-_SCORES = flags.DEFINE_string(
+flags.DEFINE_string(
     "scores", None, "A run of more than two players (--workdir): every "
     "banked score in turn order from the player to move, e.g. 0,500,1200 "
     "(instead of --b and --d).")
-_COUNTS = flags.DEFINE_string(
+flags.DEFINE_string(
     "counts", None, "With --scores and a penalty: every farkle count.")
 _JSON = flags.DEFINE_bool("json", False, "Print JSON instead of text.")
 _ALLOW = flags.DEFINE_bool("allow_unconverged", False, "Read a run that "
@@ -82,9 +82,7 @@ def main(argv):
   if seat_game.is_seats_run(_WORKDIR.value):
     print(_seats_advice(roll))
     return
-  command_line.refuse_given(("scores", "counts"), "for a run of more than "
-                            "two players (its --workdir); for two: --b, "
-                            "--d, --f, --e")
+  command_line.refuse_seats_flags()
   game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value,
                                       _ALLOW.value)
   pos = solved_game.Position(_B.value, _D.value, _F.value, _E.value, _T.value,
@@ -104,13 +102,7 @@ def main(argv):
 
 def _seats_advice(roll) -> str:
   game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
-  command_line.refuse_given(("b", "d", "f", "e"), f"for a two-player run; "
-                            f"this one has {game.seats.players} players: "
-                            "give --scores (and --counts)")
-  scores = seat_game.parse_scores(
-      _SCORES.value or ",".join(["0"] * game.seats.players))
-  counts = (seat_game.parse_scores(_COUNTS.value, "counts")
-            if _COUNTS.value else None)
+  scores, counts = command_line.seats_position(game.seats.players)
   if _JSON.value:
     return json.dumps(game.advice(scores, _T.value, _N.value, roll, counts))
   if roll is not None:

@@ -24,7 +24,7 @@ from absl import app, flags
 
 from farkle_jax.solver import checkpointing, configuration, driver, locking
 from farkle_jax.solver import memory, results
-from farkle_jax.strategy import catalog, solved_game
+from farkle_jax.strategy import catalog, seat_game, solved_game
 
 USAGE_EXIT = 2    # the command line asks for something not allowed
 FAILURE_EXIT = 1  # the run could not do what was asked
@@ -202,6 +202,24 @@ def refuse_given(names: tuple[str, ...], why: str) -> None:
   given = [f"--{n}" for n in names if flags.FLAGS[n].present]
   if given:
     raise app.UsageError(f"{', '.join(given)}: {why}")
+
+
+def refuse_seats_flags() -> None:
+  """For a two-player run: refuses --scores and --counts."""
+  refuse_given(("scores", "counts"), "for a run of more than two players; "
+               "this one has two: give --b, --d, --f, --e")
+
+
+def seats_position(players: int) -> tuple[list[int], list[int] | None]:
+  """For a run of `players` > 2: refuses the two-player flags, then reads
+  --scores (default every player at 0) and --counts (default None)."""
+  refuse_given(("b", "d", "f", "e"), f"for a two-player run; this one has "
+               f"{players} players: give --scores (and --counts)")
+  given = flags.FLAGS
+  scores = seat_game.parse_scores(given.scores or ",".join(["0"] * players))
+  counts = (seat_game.parse_scores(given.counts, "counts")
+            if given.counts else None)
+  return scores, counts
 
 
 def run(main: Callable[[list[str]], None],

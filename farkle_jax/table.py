@@ -25,10 +25,10 @@ _E = flags.DEFINE_integer("e", 0, "Farkle count of the opponent.")
 _T_MAX = flags.DEFINE_integer(
     "t_max", None, "Last turn total to list (default: where every n banks; "
     "3,000 for more than two players).")
-_SCORES = flags.DEFINE_string(
+flags.DEFINE_string(
     "scores", None, "A run of more than two players: every banked score in "
     "turn order from the player to move, e.g. 0,500,1200.")
-_COUNTS = flags.DEFINE_string(
+flags.DEFINE_string(
     "counts", None, "With --scores and a penalty: every farkle count, same "
     "order (default all 0).")
 _JSON = flags.DEFINE_bool("json", False, "Print JSON instead of text.")
@@ -46,9 +46,7 @@ def main(argv):
   if seat_game.is_seats_run(_WORKDIR.value):
     _seats_table()
     return
-  command_line.refuse_given(("scores", "counts"), "for a run of more than "
-                            "two players; this one has two: give --b, --d, "
-                            "--f, --e")
+  command_line.refuse_seats_flags()
   w0, layout, roll, _ = results.load(_WORKDIR.value, _ALLOW.value)
   try:
     table = queries.turn_table(w0, layout, roll, _B.value, _D.value, _F.value,
@@ -60,13 +58,7 @@ def main(argv):
 
 def _seats_table():
   game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
-  command_line.refuse_given(("b", "d", "f", "e"), f"for a two-player run; "
-                            f"this one has {game.seats.players} players: "
-                            "give --scores (and --counts)")
-  scores = seat_game.parse_scores(
-      _SCORES.value or ",".join(["0"] * game.seats.players))
-  counts = (seat_game.parse_scores(_COUNTS.value, "counts")
-            if _COUNTS.value else None)
+  scores, counts = command_line.seats_position(game.seats.players)
   print(json.dumps(game.turn_table(scores, counts, _T_MAX.value))
         if _JSON.value else
         seat_game.format_turn_table(game, scores, counts, _T_MAX.value))
