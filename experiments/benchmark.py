@@ -38,7 +38,7 @@ import farkle_jax  # noqa: F401  (float64)
 from farkle_jax import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import configuration, loop_steps, methods
+from farkle_jax.solver import configuration, loop_steps, methods, sweep_counts
 
 
 def cpu_name() -> str:
@@ -79,7 +79,17 @@ def run_method(layout, roll, settings, label):
   dev = jax.devices()[0]
   stats = dev.memory_stats() if dev.platform != "cpu" else None
   sweeps, work = first.done + out.done, first.work + out.work
+  counts = method.counts()
   return {
+      "gathered_bytes_per_sweep": counts.gathered_bytes,
+      "written_bytes_per_sweep": counts.written_bytes,
+      "xla_bytes_accessed_per_sweep": counts.xla_bytes_accessed,
+      "rows_evaluated_per_sweep": counts.column_steps,
+      "live_rows_per_sweep": counts.live_rows,
+      "projected_h100_seconds": sweep_counts.projected_seconds(counts,
+                                                               sweeps),
+      "projected_h100_seconds_from_xla": sweep_counts.projected_seconds(
+          counts, sweeps, xla=True),
       "method": label, "sweeps": sweeps,
       "residual": out.residual if out.done else first.residual,
       "compile_s": compile_s, "wall_s": wall,
@@ -133,6 +143,20 @@ def main(argv):
           f"{base['wall_s'] / r['wall_s']:>8.1f}"
           f"{np.abs(r['w0'] - base['w0']).max():>10.1e}")
   print("# peak host is the process's peak so far (cumulative over rows)")
+  print(f"{'method':<16}{'rows/sweep':>12}{'live rows':>12}"
+        f"{'gathered/sweep':>16}{'written/sweep':>15}{'XLA bytes/sweep':>17}"
+        f"{'H100 s':>9}{'(XLA)':>9}")
+  for r in results:
+    print(f"{r['method']:<16}{r['rows_evaluated_per_sweep']:>12.4g}"
+          f"{r['live_rows_per_sweep']:>12.4g}"
+          f"{r['gathered_bytes_per_sweep'] / 1e9:>14.4g}GB"
+          f"{r['written_bytes_per_sweep'] / 1e9:>13.4g}GB"
+          f"{r['xla_bytes_accessed_per_sweep'] / 1e9:>15.4g}GB"
+          f"{r['projected_h100_seconds']:>9.3g}"
+          f"{r['projected_h100_seconds_from_xla']:>9.3g}")
+  print("# H100 projection (not a measurement): sweeps x ((gathered + "
+        "written) / 3.35 TB/s + dependent steps x 8 us); (XLA): with XLA's "
+        "bytes accessed, which charge each fusion whole arrays")
   if _JSON.value:
     record = {
         "date": str(datetime.date.today()), "config": config_file,

@@ -199,9 +199,12 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   lines = out.stdout.splitlines()
   assert "configs/tiny.py:facebook" in lines[0]
   assert "goal=600" in lines[0] and "tol 1e-12" in lines[0]
-  rows = {line.split()[0]: line.split() for line in lines
-          if line.split()[0] in ("ordered-newton", "ordered-plain",
-                                 "value_iteration", "wavefront")}
+  rows, counted = {}, {}
+  for line in lines:   # the first table: the solve; the second: the bytes
+    if line.split()[0] in ("ordered-newton", "ordered-plain",
+                           "value_iteration", "wavefront"):
+      (counted if line.split()[0] in rows else rows)[line.split()[0]] = \
+          line.split()
   assert set(rows) == {"ordered-newton", "ordered-plain", "value_iteration",
                        "wavefront"}
   for r in rows.values():
@@ -216,6 +219,15 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
     for key in ("wall_s", "compile_s", "peak_host_gb", "peak_device_gb"):
       assert r[key] >= 0
     assert r["max_abs_diff_from_baseline"] < 1e-10
+    for key in ("gathered_bytes_per_sweep", "written_bytes_per_sweep",
+                "xla_bytes_accessed_per_sweep", "projected_h100_seconds"):
+      assert r[key] > 0
+    assert r["rows_evaluated_per_sweep"] >= r["live_rows_per_sweep"]
+  assert set(counted) == set(rows)
+  # The wavefront reads each distinct target of a row once; the turn pass
+  # reads every option.
+  assert (by["wavefront"]["gathered_bytes_per_sweep"] * 4
+          < by["ordered-plain"]["gathered_bytes_per_sweep"])
   # The Newton correction saves sweeps; the wavefront's few large steps
   # against the ordered method's many.
   assert by["ordered-newton"]["sweeps"] < by["ordered-plain"]["sweeps"]

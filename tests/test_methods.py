@@ -83,7 +83,7 @@ np.savez(sys.argv[1], **out)
 
 def test_every_method_on_four_devices_equals_one_device(tmp_path):
   """Each method split over 4 forced CPU devices: the one-device values,
-  bit for bit (value iteration splits its chunks, the wavefront its slots,
+  bit for bit (value iteration splits its chunks, the wavefront its columns,
   the ordered method its sub-batches)."""
   path = str(tmp_path / "w0.npz")
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

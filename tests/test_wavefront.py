@@ -7,7 +7,7 @@ import pytest
 import reference
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
-from farkle_jax.game.layout import StateLayout
+from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import bellman, wavefront
 from test_ordered import GAMES, _solve, baseline
 
@@ -21,11 +21,13 @@ def test_wavefront_agrees_with_baseline_and_reference(name):
   np.testing.assert_allclose(wave, ref, rtol=0, atol=1e-12)
 
 
-def _built(rules):
+def _built(rules, segments=None):
   layout = StateLayout(rules)
   roll = bellman.roll_arrays(roll_tables.build(rules))
-  tables, plan = wavefront.build(layout, roll, relative=True)
-  return layout, plan, {k: np.asarray(v) for k, v in tables._asdict().items()}
+  tables, plan = wavefront.build(layout, roll, relative=True,
+                                 segments=segments)
+  return layout, plan, {k: v if k == "segments" else np.asarray(v)
+                        for k, v in tables._asdict().items()}
 
 
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
@@ -45,17 +47,93 @@ def test_every_bank_reads_a_start_value_finished_earlier(name):
 
 
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
-def test_slots_run_every_key_once_without_overlap(name):
-  layout, _, tab = _built(GAMES[name])
+def test_columns_run_every_live_row_once(name):
+  """Walking each segment's columns as the sweep does (a pointer that moves
+  on once its key has finished), every key is in a column at every step
+  from its start to its finish, and no column holds two live keys."""
+  layout, plan, tab = _built(GAMES[name], segments=4)
   K = layout.num_keys
-  slot_keys = tab["slot_keys"]
-  real = slot_keys[slot_keys < K]
-  assert len(real) == K == len(set(real.tolist()))
-  start = tab["finish"][:K] - tab["t_max"][:K]
-  for row in slot_keys:
-    keys = row[row < K]
-    assert np.all(start[keys][1:] > tab["finish"][keys][:-1])
-  assert len(slot_keys) == wavefront.slot_count(layout)
+  finish, t_max = tab["finish"][:K], tab["t_max"][:K]
+  start = finish - t_max
+  seen = np.zeros(K, np.int64)
+  assert len(plan.widths) > 1   # the game is large enough to cut
+  for m, seg in enumerate(tab["segments"]):
+    col_keys = np.asarray(seg.col_keys)
+    assert col_keys.shape[0] == plan.widths[m]
+    pointer = np.zeros(len(col_keys), np.int64)
+    for tau in range(plan.bounds[m], plan.bounds[m + 1]):
+      key = col_keys[np.arange(len(col_keys)), pointer]
+      pad = np.append(finish, -1)
+      pointer = np.minimum(pointer + (pad[key] < tau), col_keys.shape[1] - 1)
+      key = col_keys[np.arange(len(col_keys)), pointer]
+      live = key[(key < K)]
+      live = live[(start[live] <= tau) & (finish[live] >= tau)]
+      assert len(set(live.tolist())) == len(live)
+      seen[live] += 1
+      should = np.nonzero((start <= tau) & (finish >= tau))[0]
+      assert set(live.tolist()) == set(should.tolist())
+  np.testing.assert_array_equal(seen, t_max + 1)
+
+
+def test_rings_move_with_their_keys_between_segments():
+  layout, plan, tab = _built(GAMES["facebook"], segments=4)
+  K = layout.num_keys
+  finish, t_max = tab["finish"][:K], tab["t_max"][:K]
+  start = finish - t_max
+  for m in range(1, len(plan.widths)):
+    a = plan.bounds[m]
+    before = np.asarray(tab["segments"][m - 1].col_keys)
+    after = np.asarray(tab["segments"][m].col_keys)
+    carry = np.asarray(tab["segments"][m].carry_from)
+    for c in range(after.shape[0]):
+      key = after[c, 0]
+      if key < K and start[key] < a:   # goes on from the segment before
+        assert key in before[carry[c]]
+
+
+def test_segments_cut_where_the_idle_columns_cost_least():
+  rng = np.random.default_rng(3)
+  live = rng.integers(1, 50, 12)
+  cuts = wavefront.cut_segments(live, 3, move=2.0)
+  cost = lambda cuts: sum(live[a:b].max() * (b - a + (2.0 if a else 0))
+                          for a, b in zip(cuts[:-1], cuts[1:]))
+  import itertools
+  best = min(cost([0, *inner, 12]) for k in range(3)
+             for inner in itertools.combinations(range(1, 12), k))
+  assert cut_ok(cuts, 12) and cost(cuts) == best
+
+
+def cut_ok(cuts, n):
+  return cuts[0] == 0 and cuts[-1] == n and all(
+      a < b for a, b in zip(cuts[:-1], cuts[1:]))
+
+
+def test_a_row_reads_each_distinct_target_once():
+  roll = bellman.roll_arrays(roll_tables.build(rules_lib.facebook()))
+  row = bellman.row_plan(roll)
+  # Every option of every score set, as (gain, next dice) through the plan,
+  # is the option of the roll tables, and the targets are distinct.
+  plan_options = sorted(
+      tuple(sorted((row.gains[i], row.dice[i]) for i in options))
+      for n in row.sets for group in n for options in group)
+  table_options = sorted(
+      tuple(sorted((int(o) // 6, int(o) % 6) for o in options))
+      for g in roll.groups for options in np.asarray(g.rows))
+  assert plan_options == table_options
+  assert len(set(zip(row.gains, row.dice))) == row.num_targets == 102
+  assert row.num_options == 823
+  weight = np.asarray(roll.set_weight).sum(axis=1)
+  np.testing.assert_allclose([sum(w) for w in row.weights], weight,
+                             rtol=0, atol=1e-14)
+
+
+def test_sweep_bytes_follow_the_live_rows():
+  layout, plan, _ = _built(rules_lib.facebook(goal=3000, floor=-1000))
+  moved = wavefront.sweep_bytes(plan, "float64")
+  assert moved.live_rows * N_DICE == layout.num_states
+  assert moved.live_rows <= moved.column_steps < 1.5 * moved.live_rows
+  per_row = wavefront.column_bytes(plan.row, 8)[0]
+  assert moved.gathered >= moved.column_steps * per_row
 
 
 def test_finishing_groups_are_the_score_sums():

@@ -38,11 +38,19 @@ class RollArrays(NamedTuple):
   farkle_prob: jax.Array  # [6]
 
 
+def _set_order(roll: roll_tables.RollTables
+               ) -> tuple[np.ndarray, np.ndarray]:
+  """Distinct options of each score set, and the order of the sets in the
+  device tables (by option count)."""
+  counts = np.array([len(set(zip(p, q)))
+                     for p, q in zip(roll.opt_pts, roll.opt_next)])
+  return counts, np.argsort(counts, kind="stable")
+
+
 def roll_arrays(roll: roll_tables.RollTables, dtype=jnp.float64) -> RollArrays:
   """Puts the roll tables on the default device, options grouped by count."""
   pts, nxt = roll.opt_pts, roll.opt_next
-  counts = np.array([len(set(zip(p, q))) for p, q in zip(pts, nxt)])
-  order = np.argsort(counts, kind="stable")
+  counts, order = _set_order(roll)
   groups = []
   for j in sorted(set(counts)):
     sel = order[counts[order] == j]
@@ -57,6 +65,61 @@ def roll_arrays(roll: roll_tables.RollTables, dtype=jnp.float64) -> RollArrays:
   return RollArrays(groups=tuple(groups),
                     set_weight=jnp.asarray(weight, dtype),
                     farkle_prob=jnp.asarray(roll.farkle_prob, dtype))
+
+
+class RowPlan(NamedTuple):
+  """One row of the turn pass as a byte-lean kernel reads it (hashable: a
+  jit constant). A row's options reach few distinct states: 102 distinct
+  (gain, next dice) targets against 823 options for `facebook`, so a kernel
+  reads each target once and takes every score set's best from that block.
+
+  Attributes:
+    gains: [D] units each distinct target adds to the turn total.
+    dice: [D] its next dice count minus one.
+    sets: per dice count n (6): per option count j: the options of each of
+      its score sets, as indices into the D targets ([R_nj][j]).
+    weights: per dice count n: the probability of each of its score sets,
+      in the order of `sets`.
+  """
+  gains: tuple[int, ...]
+  dice: tuple[int, ...]
+  sets: tuple[tuple[tuple[tuple[int, ...], ...], ...], ...]
+  weights: tuple[tuple[float, ...], ...]
+
+  @property
+  def num_targets(self) -> int:
+    return len(self.gains)
+
+  @property
+  def num_options(self) -> int:
+    return sum(len(o) for n in self.sets for g in n for o in g)
+
+
+def row_plan(roll: RollArrays) -> RowPlan:
+  """The distinct targets of a row and each score set's options among them
+  (docs/model.md §4.3)."""
+  offsets = [np.asarray(g.rows) for g in roll.groups]
+  weight = np.asarray(roll.set_weight)
+  targets = np.unique(np.concatenate([o.ravel() for o in offsets]))
+  where = {int(o): i for i, o in enumerate(targets)}
+  by_dice = [dict() for _ in range(N_DICE)]
+  probs = [dict() for _ in range(N_DICE)]
+  r = 0
+  for rows in offsets:
+    for options in rows:
+      n = int(np.argmax(weight[:, r] > 0))
+      j = len(options)
+      by_dice[n].setdefault(j, []).append(tuple(where[int(o)]
+                                                for o in options))
+      probs[n].setdefault(j, []).append(float(weight[n, r]))
+      r += 1
+  return RowPlan(
+      gains=tuple(int(x) for x in StateLayout.row_of(targets)),
+      dice=tuple(int(x) for x in targets % N_DICE),
+      sets=tuple(tuple(tuple(by_dice[n][j]) for j in sorted(by_dice[n]))
+                 for n in range(N_DICE)),
+      weights=tuple(tuple(p for j in sorted(probs[n]) for p in probs[n][j])
+                    for n in range(N_DICE)))
 
 
 def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
@@ -84,10 +147,24 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
     (t, n) (rows not updated keep `rows`).
   """
   k, sets = rows.shape[-1], sum(g.rows.shape[0] for g in roll.groups)
+  body = _row_body(x_farkle, padded, bank_base, top, roll, layout, relative,
+                   picks, rolls)
+  chosen = jnp.zeros((rows.shape[0] if picks else 0, sets, k), jnp.int8)
+  rolled = rows if rolls else jnp.zeros((0,), rows.dtype)
+  out = jax.lax.fori_loop(0, top + 1, body, (rows, jnp.zeros((), rows.dtype),
+                                            chosen, rolled))
+  return out[:2] + out[2:3] * picks + out[3:] * rolls
+
+
+def _row_body(x_farkle, padded, bank_base, top, roll: RollArrays,
+              layout: StateLayout, relative: bool, picks: bool, rolls: bool):
+  """The loop body of `turn_pass`: row top - i of every key of the batch,
+  as a function (i, (rows, change, chosen, rolled)) -> the same."""
   farkle_term = roll.farkle_prob[:, None] * x_farkle[None]
 
   def body(i, carry):
     rows, res, chosen, rolled = carry
+    k = rows.shape[-1]
     t = top - i
     flat = rows.reshape(-1, k)
     best, pick = [], []
@@ -114,11 +191,42 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
     rows = jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
     return rows, jnp.maximum(res, delta.max()), chosen, rolled
 
-  chosen = jnp.zeros((rows.shape[0] if picks else 0, sets, k), jnp.int8)
-  rolled = rows if rolls else jnp.zeros((0,), rows.dtype)
-  out = jax.lax.fori_loop(0, top + 1, body, (rows, jnp.zeros((), rows.dtype),
-                                            chosen, rolled))
-  return out[:2] + out[2:3] * picks + out[3:] * rolls
+  return body
+
+
+def row_bytes(keys: int, roll: RollArrays, layout: StateLayout,
+              tangent: bool = False) -> tuple[int, float]:
+  """Bytes of one row step of `turn_pass` over a batch of `keys` keys:
+  (gathered, as counted from the tables: every option's value, the bank
+  value and the row's old values, twice with a tangent; accessed, by XLA's
+  cost analysis of the compiled row body).
+
+  Args:
+    keys: the batch size k; roll: the roll tables (on the device).
+    layout: the state layout.
+    tangent: the body runs under a JVP in the farkle value (the ordered
+      method without a penalty).
+  """
+  dtype = roll.set_weight.dtype
+  size = jnp.dtype(dtype).itemsize
+  options = sum(int(np.prod(g.rows.shape)) for g in roll.groups)
+  gathered = keys * (options + 2 + N_DICE) * size * (2 if tangent else 1)
+  rows = jnp.zeros((layout.num_rows + 1, N_DICE, keys), dtype)
+  x = jnp.zeros((keys,), dtype)
+  base = jnp.zeros((keys,), jnp.int32)
+  padded = jnp.zeros((layout.padded_size,), dtype)
+
+  def one_row(rows, x, padded, base, roll):
+    def row(x):
+      body = _row_body(x, padded, base, jnp.asarray(layout.num_rows - 1),
+                       roll, layout, False, False, False)
+      return body(0, (rows, jnp.zeros((), dtype), rows[:0], rows[:0]))[0]
+    if tangent:
+      return jax.jvp(row, (x,), (jnp.ones_like(x),))
+    return row(x)
+
+  cost = jax.jit(one_row).lower(rows, x, padded, base, roll).compile()
+  return gathered, float(cost.cost_analysis()["bytes accessed"])
 
 
 def _best_option(flat: jax.Array, idx: jax.Array, picks: bool

@@ -127,26 +127,32 @@ def ordered_bytes(layout: StateLayout, dtype: str = "float64",
   return base + newton.buffer_bytes(layout) + 32 * layout.num_keys + picks
 
 
-# The wavefront's per-slot arrays: a ring of the last rows a roll can reach
-# (at most RING_ROWS, 81 for facebook) for values and slopes, and the option
-# values one step gathers (823 per row for facebook) with their indices.
+# The wavefront's per-column arrays: a ring of the last rows a roll can
+# reach (at most RING_ROWS, 81 for facebook) for values and float32 slopes,
+# twice while rings move between segments, and the temporaries of a step:
+# the distinct targets it reads (102 per row for facebook) and the score
+# sets' best options (228). The compiled footprint of configs/default.py is
+# 0.31 GB against an estimate of 0.42 GB.
 RING_ROWS = 128
+TARGETS_PER_ROW = 128
 OPTIONS_PER_ROW = 1024
 
 
 def wavefront_bytes(layout: StateLayout, dtype: str = "float64",
                     devices: int = 1) -> int:
   """Peak bytes on each device of a wavefront sweep: the padded start
-  vector, the per-key and per-step tables, and its share of the slots'
-  rings and temporaries."""
+  vector, the per-key and per-step tables, and its share of the columns'
+  rings and temporaries (two rings live while they move between
+  segments)."""
   size = BYTES[dtype]
-  slots = -(-wavefront.slot_count(layout) // devices)
+  columns = -(-wavefront.column_count(layout) // devices)
   rows = min(RING_ROWS, layout.num_rows + 1)
-  per_slot = 2 * rows * 6 * size + OPTIONS_PER_ROW * (2 * size + 4) + 64
+  per_column = (2 * rows * 6 * (size + 4) + TARGETS_PER_ROW * (size + 4)
+                + 256 * (size + 4) + 64)
   groups = layout.num_scores * layout.num_farkle ** 2 * 12 * (
       2 * layout.num_scores + layout.num_scores // layout.bank_min + 2)
   return (4 * layout.padded_size * size + 24 * layout.num_keys + groups
-          + slots * per_slot)
+          + 2 * 4 * layout.num_keys + columns * per_column)
 
 
 def footprint(layout: StateLayout, method: str, dtype: str,

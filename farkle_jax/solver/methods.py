@@ -25,10 +25,11 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game import roll_tables
-from farkle_jax.game.layout import StateLayout
+from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import bellman, ordered, placement, value_iteration
 from farkle_jax.solver import wavefront
 from farkle_jax.solver.configuration import Settings
+from farkle_jax.solver.sweep_counts import SweepCounts
 
 State = Any  # a method's state: a pytree of arrays
 
@@ -51,6 +52,8 @@ class Method(NamedTuple):
   # (saved arrays, one_sweep: state -> state) -> state
   from_checkpoint: Callable[[dict, Callable[[State], State]], State]
   start_values: Callable[[State], np.ndarray]  # W0 [B, D, F, E]
+  # () -> what one sweep moves and waits on (`solver.sweep_counts`)
+  counts: Callable[[], SweepCounts] | None = None
 
 
 class Progress(NamedTuple):
@@ -86,6 +89,7 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
   w0_shape = jax.ShapeDtypeStruct(layout.key_shape, dtype,
                                   sharding=placement.everywhere(mesh))
   chunks = value_iteration.padded_chunks(layout, mesh.size)
+  tables = value_iteration.build_tables(layout, roll, dtype, mesh.size)
 
   def sweep(state, tables):
     values, w0, _ = state
@@ -102,7 +106,7 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
 
   return Method(
       name="value_iteration", state_format="w0-read-by-last-sweep/v1",
-      tables=value_iteration.build_tables(layout, roll, dtype, mesh.size),
+      tables=tables,
       state_shape=(jax.ShapeDtypeStruct(
           (chunks,) + layout.value_shape[1:], dtype,
           sharding=NamedSharding(mesh, P("batch"))), w0_shape, w0_shape),
@@ -112,11 +116,16 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
       to_checkpoint=lambda state: {"w0_source": state[2]},
       from_checkpoint=lambda saved, one_sweep: one_sweep(
           fresh_values(saved["w0_source"])),
-      start_values=lambda state: placement.local_copy(state[1]))
+      start_values=lambda state: placement.local_copy(state[1]),
+      counts=lambda: _row_counts(
+          np.asarray(tables.top_row), layout.chunk_keys, layout,
+          tables.roll, False,
+          int(value_iteration.loop_steps(tables, mesh.size))))
 
 
 def _vector_method(name: str, layout: StateLayout, settings: Settings,
-                   tables: Any, sweep: Callable, mesh: Mesh) -> Method:
+                   tables: Any, sweep: Callable, mesh: Mesh,
+                   counts: Callable[[], SweepCounts]) -> Method:
   """A method whose state is the padded start vector (and a flag: it still
   holds initial values); its checkpoints are the vector alone, so the
   methods of this kind resume each other's runs."""
@@ -141,7 +150,7 @@ def _vector_method(name: str, layout: StateLayout, settings: Settings,
       from_checkpoint=lambda saved, _: (saved["vector"],
                                         jnp.zeros((), jnp.bool_)),
       start_values=lambda state: layout.unpad(
-          placement.local_copy(state[0])))
+          placement.local_copy(state[0])), counts=counts)
 
 
 def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
@@ -162,27 +171,53 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
                                              fresh)
     return (vector, jnp.zeros((), jnp.bool_)), res, work, steps
 
-  return _vector_method(
-      "ordered", layout, settings,
-      (stages, bellman.roll_arrays(roll, jnp.dtype(settings.dtype))), sweep,
-      mesh)
+  roll_arrays = bellman.roll_arrays(roll, jnp.dtype(settings.dtype))
+  top = np.asarray(stages.top)
+  passes = 2 if plan.newton else 1   # the Newton step's forward pass
+  counts = lambda: _row_counts(
+      np.tile(top, passes), plan.group, layout, roll_arrays, plan.slopes,
+      int(ordered._map_steps(stages, passes).sum()))
+  return _vector_method("ordered", layout, settings, (stages, roll_arrays),
+                        sweep, mesh, counts)
 
 
 def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
                settings: Settings) -> Method:
   """The padded start vector swept as a wavefront (`solver.wavefront`)."""
   roll_arrays = bellman.roll_arrays(roll, jnp.dtype(settings.dtype))
-  tables, plan = wavefront.build(layout, roll_arrays,
-                                 settings.norm == "relative")
   mesh = placement.make_mesh()
+  tables, plan = wavefront.build(layout, roll_arrays,
+                                 settings.norm == "relative", mesh.size)
 
   def sweep(state, tables):
-    vector, res = wavefront.sweep(state[0], *tables, plan, mesh)
+    vector, res = wavefront.sweep(state[0], tables, plan, mesh)
     return ((vector, jnp.zeros((), jnp.bool_)), res,
             jnp.ones((), jnp.float64), jnp.asarray(plan.steps, jnp.int64))
 
-  return _vector_method("wavefront", layout, settings,
-                        (tables, roll_arrays), sweep, mesh)
+  def counts():
+    moved = wavefront.sweep_bytes(plan, settings.dtype)
+    per_step = wavefront.step_bytes(tables, plan, settings.dtype)
+    return SweepCounts(plan.steps, moved.gathered,
+                       float(np.dot(np.diff(plan.bounds), per_step)),
+                       moved.written, moved.column_steps, moved.live_rows)
+
+  return _vector_method("wavefront", layout, settings, tables, sweep, mesh,
+                        counts)
+
+
+def _row_counts(top: np.ndarray, keys: int, layout: StateLayout,
+                roll: bellman.RollArrays, tangent: bool, steps: int
+                ) -> SweepCounts:
+  """Counts of a sweep made of turn passes over batches of `keys` keys,
+  batch i passing rows 0 .. top[i] (top < 0: no rows)."""
+  rows = int(np.maximum(top + 1, 0).sum())
+  gathered, accessed = bellman.row_bytes(keys, roll, layout, tangent)
+  b = np.arange(layout.num_scores)
+  live = int((layout.t_max(b) + 1).sum()) * (layout.num_keys
+                                             // layout.num_scores)
+  written = rows * keys * N_DICE * roll.set_weight.dtype.itemsize
+  return SweepCounts(steps, rows * gathered, rows * accessed, written,
+                     rows * keys, live)
 
 
 BUILDERS = {"value_iteration": _value_iteration, "ordered": _ordered,

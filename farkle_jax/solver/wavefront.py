@@ -4,7 +4,8 @@ The ordered method (docs/model.md §4.2) walks 400-odd stages one after the
 other, each a backward pass over t: tens of thousands of small dependent loop
 steps per sweep, which suit a CPU and leave an accelerator waiting on loop
 control. This method (docs/model.md §4.3) keeps the ordered method's
-dependencies and runs them as one loop of a few hundred large steps:
+dependencies and runs them as one loop of a few hundred large steps, and
+moves as few bytes as it can:
 
 * Keys of score sum s (index units) finish their turn pass (reach row t = 0)
   at step `finish(s) = x + x // bank_min` with x = the largest sum - s, and
@@ -15,17 +16,23 @@ dependencies and runs them as one loop of a few hundred large steps:
 * A farkle leads to the same sum (read at its value before this sweep) or,
   after the penalty, to a lower sum (read at its previous value, as in the
   ordered method). Each key carries the slope of its values in its farkle
-  value (a JVP of the row step); when a sum finishes, its start values are
-  solved together with their same-sum farkle targets (pointer doubling on
-  the affine models), which is exact when the policy does not change.
-* Every step processes one row of every live key. Keys run in *slots* that
-  are reused once a key is done, and each slot keeps only the last
-  `ring_rows` rows of its key (a roll gains at most ring_rows - 1 units), so
-  memory is [slots, ring_rows, 6], not the full value array.
+  value; when a sum finishes, its start values are solved together with
+  their same-sum farkle targets (pointer doubling on the affine models),
+  which is exact when the policy does not change.
+* Keys run in *columns*; each column keeps a ring of the rows it wrote at the
+  last `ring_rows` steps. Row t + g of a key was written g steps before row
+  t, so every column reads the target (g, n') of a row at the same ring
+  position, (step - g) mod ring_rows: a step reads whole ring rows, one per
+  distinct target of a row (`bellman.RowPlan`: 102 for facebook, against
+  823 options), and takes each score set's best from that block.
+* The steps are cut into segments, each with as many columns as keys are
+  live at once within it; between segments the rings of the keys that go on
+  move to their new columns. The work per step follows the live keys, not
+  the largest number of them.
 
-One sweep costs one evaluation of every model state and `steps` dependent
-loop steps (about 600 for facebook at L = -2500, against about 80,000 for
-the ordered method).
+One sweep costs one evaluation of every model state (plus the columns idle
+within a segment) and `steps` dependent loop steps (923 for facebook at
+L = -2500, against about 80,000 for the ordered method).
 """
 
 from __future__ import annotations
@@ -41,18 +48,33 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import bellman
 
+SEGMENTS = 16         # most segments a sweep's steps are cut into
+ROWS_PER_SEGMENT = 2**19  # live key-rows per sweep that pay for a segment
+SLOPE_DTYPE = jnp.float32  # slopes only steer a Newton step (module doc)
+INDEX_BYTES = 4       # int32 tables
+TILE = 128            # columns per tile of a row's weighted sums
+
+
+class Segment(NamedTuple):
+  """The columns of one segment of steps (device arrays)."""
+  col_keys: jax.Array    # [W, L] int32 keys each column runs, in order
+                         #   (pad: K)
+  carry_from: jax.Array  # [W] int32 the column, in the segment before, of
+                         #   the key that goes on in this column (0: none)
+
 
 class WaveTables(NamedTuple):
   """Schedule and per-key index tables of the wavefront (device arrays)."""
-  slot_keys: jax.Array   # [A, L] int32 keys a slot runs, in order (pad: K)
+  segments: tuple[Segment, ...]
   finish: jax.Array      # [K + 1] int32 step at which the key reaches t = 0
   t_max: jax.Array       # [K + 1] int32 highest non-terminal row of the key
   position: jax.Array    # [K + 1] int32 padded-vector position (pad: sink)
   farkle: jax.Array      # [K + 1] int32 padded position of the farkle target
   bank_base: jax.Array   # [K + 1] int32 padded bank position at t = 0
   group_keys: jax.Array  # [N, G] int32 keys finishing at each step (pad: K)
-  group_slots: jax.Array  # [N, G] int32 their slots
+  group_cols: jax.Array  # [N, G] int32 their columns in that step's segment
   partner: jax.Array     # [N, G] int32 group index of the farkle target, -1
+  farkle_prob: jax.Array  # [6]
 
 
 class WavePlan(NamedTuple):
@@ -60,8 +82,11 @@ class WavePlan(NamedTuple):
   layout: StateLayout
   relative: bool   # residual |dW| / W instead of |dW|
   steps: int       # N, dependent steps of one sweep
-  ring_rows: int   # rows each slot keeps
+  ring_rows: int   # rows each column keeps
   rounds: int      # pointer-doubling rounds of a finishing group
+  bounds: tuple[int, ...]  # [M + 1] first step of each segment, then N
+  widths: tuple[int, ...]  # [M] columns of each segment
+  row: bellman.RowPlan     # the distinct targets of a row
 
 
 def finish_steps(layout: StateLayout) -> tuple[np.ndarray, np.ndarray]:
@@ -76,34 +101,77 @@ def finish_steps(layout: StateLayout) -> tuple[np.ndarray, np.ndarray]:
   return finish - start.min(), start - start.min()
 
 
-def assign_slots(start: np.ndarray, finish: np.ndarray) -> list[list[int]]:
-  """Keys per slot: each slot runs keys whose steps do not overlap, and no
-  more slots are used than keys are live at once (greedy interval
-  partitioning by start step)."""
-  free: list[tuple[int, int]] = []  # (finish step of its last key, slot)
-  slots: list[list[int]] = []
-  for k in np.lexsort((finish, start)):
-    if free and free[0][0] < start[k]:
-      _, a = heapq.heappop(free)
-    else:
-      a = len(slots)
-      slots.append([])
-    slots[a].append(int(k))
-    heapq.heappush(free, (int(finish[k]), a))
-  return slots
-
-
-def slot_count(layout: StateLayout) -> int:
-  """Slots the wavefront of `layout` needs (most keys live at one step)."""
-  finish, start = finish_steps(layout)
+def live_keys(start: np.ndarray, finish: np.ndarray) -> np.ndarray:
+  """[N] keys live (between their start and finish) at each step."""
   live = np.zeros(int(finish.max()) + 2, np.int64)
   np.add.at(live, start, 1)
   np.add.at(live, finish + 1, -1)
-  return int(np.cumsum(live).max())
+  return np.cumsum(live)[:-1]
+
+
+def column_count(layout: StateLayout) -> int:
+  """The most keys live at one step: the widest segment's columns."""
+  finish, start = finish_steps(layout)
+  return int(live_keys(start, finish).max())
+
+
+def cut_segments(live: np.ndarray, most: int, granule: int = 1,
+                 move: float = 0.0) -> list[int]:
+  """Segment boundaries [0, .., N] that minimize the column-steps
+  sum(width x (length + move)), a segment's width being its most live keys
+  rounded up to `granule` and `move` the cost, in column-steps, of moving
+  a column's ring into a segment (dynamic programming over the cut
+  points)."""
+  n = len(live)
+  most = max(1, min(most, n))
+  widths = []
+  for b in range(1, n + 1):
+    width = np.maximum.accumulate(live[:b][::-1])[::-1]   # max live[a:b]
+    widths.append(-(-width // granule) * granule)
+  best = [np.r_[0.0, np.full(n, np.inf)]]
+  back = np.zeros((most + 1, n + 1), np.int64)
+  for m in range(1, most + 1):
+    prev, cur = best[-1], np.full(n + 1, np.inf)
+    extra = move if m > 1 else 0.0
+    for b in range(1, n + 1):
+      total = prev[:b] + widths[b - 1] * (b - np.arange(b) + extra)
+      a = int(np.argmin(total))
+      cur[b], back[m, b] = total[a], a
+    best.append(cur)
+  m = int(np.argmin([c[n] for c in best]))
+  cuts, b = [n], n
+  for k in range(m, 0, -1):
+    b = int(back[k, b])
+    cuts.append(b)
+  return cuts[::-1]
+
+
+def assign_columns(start: np.ndarray, finish: np.ndarray, keys: np.ndarray
+                   ) -> tuple[list[list[int]], np.ndarray]:
+  """Columns for `keys` (intervals clipped to one segment): keys whose
+  steps overlap get different columns, and no more columns are used than
+  keys are live at once (greedy interval partitioning by start step).
+
+  Returns:
+    The keys of each column in order, and [len(keys)] the column of each.
+  """
+  free: list[tuple[int, int]] = []  # (finish step of its last key, column)
+  columns: list[list[int]] = []
+  col = np.zeros(len(keys), np.int64)
+  for i in np.lexsort((finish[keys], start[keys])):
+    if free and free[0][0] < start[keys[i]]:
+      _, c = heapq.heappop(free)
+    else:
+      c = len(columns)
+      columns.append([])
+    columns[c].append(int(keys[i]))
+    col[i] = c
+    heapq.heappush(free, (int(finish[keys[i]]), c))
+  return columns, col
 
 
 def ring_rows(roll: bellman.RollArrays) -> int:
-  """Rows a slot keeps: the largest gain of one roll, in units, plus one."""
+  """Rows a column keeps: the largest gain of one roll, in units, plus one."""
   most = max(int(np.asarray(g.rows).max()) for g in roll.groups)
   return StateLayout.row_of(most) + 1
 
@@ -115,18 +183,59 @@ def _doubling_rounds(partner: np.ndarray) -> int:
   return max(1, int(np.ceil(np.log2(longest))) + 1)
 
 
-def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool
+def _segments(start, finish, bounds, granule, K):
+  """The columns of each segment and the column of every key at every
+  step it finishes: (segments, widths, [K] column at the finish)."""
+  segments, widths = [], []
+  finish_col = np.zeros(K, np.int64)
+  before = np.zeros(K, np.int64)   # column in the previous segment
+  for a, b in zip(bounds[:-1], bounds[1:]):
+    keys = np.nonzero((start < b) & (finish >= a))[0]
+    columns, col = assign_columns(np.maximum(start, a), np.minimum(finish,
+                                                                   b - 1),
+                                  keys)
+    width = -(-len(columns) // granule) * granule
+    length = max(map(len, columns)) + 1
+    col_keys = np.full((width, length), K, np.int64)
+    for c, run in enumerate(columns):
+      col_keys[c, :len(run)] = run
+    goes_on = start[keys] < a
+    carry = np.zeros(width, np.int64)
+    carry[col[goes_on]] = before[keys[goes_on]]
+    ends = (finish[keys] >= a) & (finish[keys] < b)
+    finish_col[keys[ends]] = col[ends]
+    before[keys] = col
+    segments.append(Segment(col_keys, carry))
+    widths.append(width)
+  return segments, widths, finish_col
+
+
+def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
+          devices: int = 1, segments: int | None = None
           ) -> tuple[WaveTables, WavePlan]:
-  """The schedule and index tables of the wavefront for one rule set."""
+  """The schedule and index tables of the wavefront for one rule set.
+
+  Args:
+    layout: the state layout; roll: the roll tables.
+    relative: the residual is |dW| / W instead of |dW|.
+    devices: segment widths are multiples of it (columns split evenly).
+    segments: most segments the steps are cut into.
+  """
   K = layout.num_keys
   finish, start = finish_steps(layout)
-  slots = assign_slots(start, finish)
-  slot_keys = np.full((len(slots), max(map(len, slots)) + 1), K, np.int64)
-  for a, keys in enumerate(slots):
-    slot_keys[a, :len(keys)] = keys
-  slot_of = np.zeros(K, np.int64)
-  for a, keys in enumerate(slots):
-    slot_of[keys] = a
+  steps = int(finish.max()) + 1
+  live = live_keys(start, finish)
+  row = bellman.row_plan(roll)
+  rows = ring_rows(roll)
+  size = jnp.dtype(roll.set_weight.dtype).itemsize
+  # Small games: each segment is a loop compiled of its own, which costs
+  # more than the idle columns it saves.
+  most = segments or min(SEGMENTS, max(1, int(live.sum()) // ROWS_PER_SEGMENT))
+  move = (rows * N_DICE * (size + jnp.dtype(SLOPE_DTYPE).itemsize)
+          / column_bytes(row, size)[0])
+  bounds = cut_segments(live, most, 1, move)
+  segs, widths, finish_col = _segments(start, finish, bounds,
+                                       TILE * devices, K)
 
   fields = layout.key_fields()
   sink = layout.sink
@@ -134,69 +243,114 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool
   def padded(values, pad):
     return np.append(np.asarray(values, np.int64), pad)
 
-  steps = int(finish.max()) + 1
   order = np.argsort(finish, kind="stable")
   cut = np.searchsorted(finish[order], np.arange(steps + 1))
   G = int(np.diff(cut).max())
   group_keys = np.full((steps, G), K, np.int64)
+  group_cols = np.zeros((steps, G), np.int64)
   partner = np.full((steps, G), -1, np.int64)
   local = np.full(K + 1, -1, np.int64)
   farkle_key = layout.key_index(*layout.farkle_fields(fields))
   for s in range(steps):
     keys = order[cut[s]:cut[s + 1]]
     group_keys[s, :len(keys)] = keys
+    group_cols[s, :len(keys)] = finish_col[keys]
     local[keys] = np.arange(len(keys))
     partner[s, :len(keys)] = local[farkle_key[keys]]
     local[keys] = -1
-  slot_pad = np.append(slot_of, 0)
+  as_int = lambda x: jnp.asarray(x, jnp.int32)
   tables = WaveTables(
-      slot_keys=slot_keys,
-      finish=padded(finish, -1),
-      t_max=padded(layout.t_max(fields[0]), -1),
-      position=padded(layout.padded_index(*fields), sink),
-      farkle=padded(layout.padded_index(*layout.farkle_fields(fields)), sink),
-      bank_base=padded(layout.bank_base(fields), sink),
-      group_keys=group_keys, group_slots=slot_pad[group_keys],
-      partner=partner)
-  plan = WavePlan(layout, relative, steps, ring_rows(roll),
-                  _doubling_rounds(partner))
-  return WaveTables(*(jnp.asarray(x, jnp.int32) for x in tables)), plan
+      segments=tuple(Segment(*map(as_int, s)) for s in segs),
+      finish=as_int(padded(finish, -1)),
+      t_max=as_int(padded(layout.t_max(fields[0]), -1)),
+      position=as_int(padded(layout.padded_index(*fields), sink)),
+      farkle=as_int(padded(layout.padded_index(*layout.farkle_fields(fields)),
+                           sink)),
+      bank_base=as_int(padded(layout.bank_base(fields), sink)),
+      group_keys=as_int(group_keys), group_cols=as_int(group_cols),
+      partner=as_int(partner), farkle_prob=roll.farkle_prob)
+  plan = WavePlan(layout, relative, steps, rows, _doubling_rounds(partner),
+                  tuple(bounds), tuple(widths), row)
+  return tables, plan
 
 
-def _row_step(ring, x_farkle, t, tmax, bank, roll: bellman.RollArrays,
-              layout: StateLayout, rows: int):
-  """New values [A, 6] of row t of every slot from its ring [A, rows * 6].
+def _best(read, sets):
+  """Each score set's best value among its options, and the slope of the
+  first best one; per option count, concatenated.
 
   Args:
-    ring: [A, rows * 6] the slot's last rows, row r at r mod rows.
-    x_farkle: [A] value of a farkle (1 - W0 of the farkle target).
-    t: [A] int32 row each slot processes; tmax: [A] its key's last row.
-    bank: [A] value of banking t (-inf where banking is not allowed).
+    read: targets [R_j] int -> ([R_j, W] values, [R_j, W] slopes) of those
+      distinct targets of the row.
+    sets: per option count, the options of each score set (`RowPlan`).
   """
-  best = []
-  for g in roll.groups:
-    gain = StateLayout.row_of(g.rows)                    # [R_j, j]
-    col = g.rows - StateLayout.turn_offset(gain, 1)
-    reach = t[:, None, None] + gain[None]                # [A, R_j, j]
-    idx = StateLayout.turn_offset(reach % rows, col[None] + 1)
-    got = jnp.take_along_axis(ring, idx.reshape(len(t), -1), axis=1)
-    got = jnp.where(reach > tmax[:, None, None], 1.0,
-                    got.reshape(reach.shape))
-    best.append(got.max(axis=-1))                        # [A, R_j]
-  best = jnp.concatenate(best, axis=1)                   # [A, R]
-  value = (jnp.dot(best, roll.set_weight.T,
-                   precision=jax.lax.Precision.HIGHEST)
-           + x_farkle[:, None] * roll.farkle_prob[None, :])
-  return jnp.maximum(value, bank[:, None])
+  best, slope = [], []
+  for group in sets:
+    idx = np.asarray(group)                               # [R_j, j]
+    top = read(idx[:, 0])[0]
+    for i in range(1, idx.shape[1]):
+      top = jnp.maximum(top, read(idx[:, i])[0])
+    # The slope in a pass of its own, from the last option to the first
+    # equal to the best: one chain of maxima fuses, a chain that also
+    # selects slopes on the way does not (3x slower on a CPU).
+    tan = None
+    for i in range(idx.shape[1] - 1, -1, -1):
+      value, tangent = read(idx[:, i])
+      tan = tangent if tan is None else jnp.where(value == top, tangent, tan)
+    best.append(top)
+    slope.append(tan)
+  return jnp.concatenate(best), jnp.concatenate(slope)
+
+
+def _tiled_product(weight: np.ndarray, x: jax.Array, dtype) -> jax.Array:
+  """weight [6, R] @ x [R, W] as products of fixed-size column tiles: one
+  dense product fuses better on a CPU than six sums, and tiles of one size
+  sum in one order whatever the width, so a run split over devices is the
+  run on one, bit for bit."""
+  R, W = x.shape
+  tiles = x.reshape(R, W // TILE, TILE).transpose(1, 0, 2)  # [W/T, R, T]
+  w = jnp.broadcast_to(jnp.asarray(weight, dtype), (W // TILE,) + weight.shape)
+  out = jax.lax.dot_general(w, tiles, (((2,), (1,)), ((0,), (0,))),
+                            precision=jax.lax.Precision.HIGHEST)
+  return out.transpose(1, 0, 2).reshape(weight.shape[0], W)
+
+
+def row_step(read, x_farkle, bank, farkle_prob, row: bellman.RowPlan):
+  """New values and slopes [6, W] of one row of W columns.
+
+  Args:
+    read: targets [R] int -> ([R, W] values, [R, W] slopes) of those
+      distinct targets of the row (wins: value 1, slope 0).
+    x_farkle: [W] value of a farkle; bank: [W] value of banking (-inf
+      where not allowed); farkle_prob: [6].
+    row: the row's targets and score sets.
+  """
+  best, tan, weight = [], [], []
+  for n in range(N_DICE):
+    b, s = _best(read, row.sets[n])                      # [R_n, W]
+    best.append(b)
+    tan.append(s)
+    w = np.zeros((N_DICE, b.shape[0]))
+    w[n] = row.weights[n]
+    weight.append(w)
+  weight = np.concatenate(weight, axis=1)                 # [6, R]
+  values = _tiled_product(weight, jnp.concatenate(best), x_farkle.dtype)
+  tangents = _tiled_product(weight, jnp.concatenate(tan), tan[0].dtype)
+  value = (values + farkle_prob[:, None].astype(x_farkle.dtype)
+           * x_farkle[None])
+  slope = tangents
+  slope = slope + farkle_prob[:, None].astype(slope.dtype)
+  banks = bank[None] >= value                 # banking wins ties
+  return jnp.maximum(value, bank[None]), jnp.where(banks, 0, slope)
 
 
 def _finish_group(vector, step, new, slope, tables: WaveTables,
                   plan: WavePlan):
-  """Solves and writes the start values of the keys finishing at `step`."""
+  """Solves and writes the start values of the keys finishing at `step`
+  (new, slope: [W] the six-dice row-0 values of the segment's columns)."""
   keys = tables.group_keys[step]                         # [G]
-  slots = tables.group_slots[step]
-  value = new[slots, N_DICE - 1]
-  s = slope[slots, N_DICE - 1]
+  cols = tables.group_cols[step]
+  value = new[cols]
+  s = slope[cols].astype(value.dtype)
   x_hat = 1 - vector[tables.farkle[keys]]
   partner = tables.partner[step]
   inside = partner >= 0
@@ -215,63 +369,147 @@ def _finish_group(vector, step, new, slope, tables: WaveTables,
   return vector.at[position].set(x)
 
 
-def sweep(vector: jax.Array, tables: WaveTables, roll: bellman.RollArrays,
-          plan: WavePlan, mesh: Mesh | None = None
-          ) -> tuple[jax.Array, jax.Array]:
+class _Columns(NamedTuple):
+  """Loop state of a segment."""
+  vector: jax.Array   # [V] padded W0
+  ring: jax.Array     # [R * 6, W] values written at the last R steps
+  tangent: jax.Array  # [R * 6, W] their slopes (SLOPE_DTYPE)
+  pointer: jax.Array  # [W] int32 the current key's place in its column
+
+
+def _segment_step(tau, c: _Columns, seg: Segment, tables: WaveTables,
+                  plan: WavePlan, split) -> _Columns:
+  """Step `tau`: one row of every column of a segment."""
+  layout, rows, row = plan.layout, plan.ring_rows, plan.row
+  cols = jnp.arange(seg.col_keys.shape[0])
+  ring, tangent, pointer = split(c.ring), split(c.tangent), split(c.pointer)
+  key = seg.col_keys[cols, pointer]
+  pointer = jnp.minimum(pointer + (tables.finish[key] < tau),
+                        seg.col_keys.shape[1] - 1)
+  key = seg.col_keys[cols, pointer]
+  t = tables.finish[key] - tau              # < 0 or > t_max: idle column
+  margin = tables.t_max[key] - t            # gains past it win
+  x_farkle = 1 - c.vector[tables.farkle[key]]
+  base = tables.bank_base[key]
+  t_bank = jnp.clip(t, 0, layout.num_rows)
+  bank = jnp.where(t >= layout.bank_floor_at(base, jnp),
+                   1 - c.vector[layout.bank_position(base, t_bank, jnp)],
+                   -jnp.inf)
+  gains = np.asarray(row.gains)
+  source = ((tau - gains) % rows) * N_DICE + np.asarray(row.dice)   # [D]
+
+  def read(targets):
+    # Straight from the ring, fused with the running maximum: the rows of
+    # one step's distinct targets stay in cache while the options read them.
+    won = gains[targets][:, None] > margin[None]
+    return (jnp.where(won, 1.0, ring[source[targets]]).astype(ring.dtype),
+            jnp.where(won, 0.0, tangent[source[targets]]).astype(
+                tangent.dtype))
+
+  new, slope = row_step(read, x_farkle, bank, tables.farkle_prob, row)
+  at = (tau % rows) * N_DICE
+  ring = jax.lax.dynamic_update_slice_in_dim(ring, new, at, 0)
+  tangent = jax.lax.dynamic_update_slice_in_dim(tangent, slope, at, 0)
+  vector = _finish_group(c.vector, tau, new[N_DICE - 1],
+                         slope[N_DICE - 1], tables, plan)
+  return _Columns(vector, ring, tangent, pointer)
+
+
+def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
+          mesh: Mesh | None = None) -> tuple[jax.Array, jax.Array]:
   """One wavefront sweep: every key's turn pass, `plan.steps` steps.
 
   Args:
     vector: [V] padded W0 (donate it).
-    tables: schedule and index tables; roll: roll tables; plan: sizes.
-    mesh: devices over which the slots are split (XLA places the
-      exchanges: each step's finishing keys read their slots' new rows).
+    tables: schedule and index tables; plan: sizes.
+    mesh: devices over which the columns are split (XLA places the
+      exchanges: each step's finishing keys read their columns' new rows,
+      and the rings move between segments).
 
   Returns:
     The new vector and the largest change of any start value (absolute or
     relative as configured).
   """
-  layout, rows = plan.layout, plan.ring_rows
-  A = tables.slot_keys.shape[0]
-  slot_index = jnp.arange(A)
-  write = StateLayout.turn_offset(0, jnp.arange(1, N_DICE + 1))  # [6]
+  rows = plan.ring_rows * N_DICE
 
   def split(x):
     if mesh is None or mesh.size == 1:
       return x
     return jax.lax.with_sharding_constraint(
-        x, NamedSharding(mesh, P("batch", *(None,) * (x.ndim - 1))))
-
-  def step(tau, carry):
-    vector, ring, tangent, pointer = carry
-    ring, tangent, pointer = split(ring), split(tangent), split(pointer)
-    key = tables.slot_keys[slot_index, pointer]
-    done = tables.finish[key] < tau
-    pointer = jnp.minimum(pointer + done, tables.slot_keys.shape[1] - 1)
-    key = tables.slot_keys[slot_index, pointer]
-    t = tables.finish[key] - tau
-    tmax = tables.t_max[key]
-    x_farkle = 1 - vector[tables.farkle[key]]
-    base = tables.bank_base[key]
-    bank = jnp.where(t >= layout.bank_floor_at(base, jnp),
-                     1 - vector[layout.bank_position(base, jnp.maximum(t, 0),
-                                                     jnp)],
-                     -jnp.inf)
-    new, slope = jax.jvp(
-        lambda ring, x: _row_step(ring, x, t, tmax, bank, roll, layout, rows),
-        (ring, x_farkle), (tangent, jnp.ones_like(x_farkle)))
-    at = (jnp.maximum(t, 0) % rows * N_DICE)[:, None] + write[None]
-    ring = ring.at[slot_index[:, None], at].set(new)
-    tangent = tangent.at[slot_index[:, None], at].set(slope)
-    vector = _finish_group(vector, tau, new, slope, tables, plan)
-    return vector, ring, tangent, pointer
+        x, NamedSharding(mesh, P(*(None,) * (x.ndim - 1), "batch")))
 
   old = vector
-  ring = split(jnp.zeros((A, rows * N_DICE), vector.dtype))
-  vector, *_ = jax.lax.fori_loop(
-      0, plan.steps, step,
-      (vector, ring, split(jnp.zeros_like(ring)),
-       split(jnp.zeros((A,), jnp.int32))))
+  ring = jnp.zeros((rows, 0), vector.dtype)
+  tangent = jnp.zeros((rows, 0), SLOPE_DTYPE)
+  for m, seg in enumerate(tables.segments):
+    a, b = plan.bounds[m], plan.bounds[m + 1]
+    if m:   # the keys that go on take their rings to their new columns
+      ring, tangent = ring[:, seg.carry_from], tangent[:, seg.carry_from]
+    else:
+      ring = jnp.zeros((rows, plan.widths[0]), vector.dtype)
+      tangent = jnp.zeros((rows, plan.widths[0]), SLOPE_DTYPE)
+    start = _Columns(vector, split(ring), split(tangent),
+                     split(jnp.zeros((plan.widths[m],), jnp.int32)))
+    vector, ring, tangent, _ = jax.lax.fori_loop(
+        a, b, lambda tau, c, seg=seg: _segment_step(tau, c, seg, tables,
+                                                    plan, split), start)
   delta = jnp.abs(vector - old)[:-1]
   if plan.relative:
     delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
   return vector, delta.max()
+
+
+class SweepBytes(NamedTuple):
+  """Bytes one sweep moves, counted from the plan (docs/model.md §4.3)."""
+  gathered: int   # reads by gathers: ring blocks, start values, key tables
+  written: int    # ring rows, start values, moved rings
+  column_steps: int  # columns evaluated, idle ones included
+  live_rows: int  # key-rows that are live (the model's states / 6)
+
+
+def column_bytes(row: bellman.RowPlan, size: int) -> tuple[int, int]:
+  """(gathered, written) bytes of one column at one step: a ring row per
+  distinct target for values and slopes, two start values (farkle, bank)
+  and six int32 table entries read; six values and slopes written."""
+  slope = jnp.dtype(SLOPE_DTYPE).itemsize
+  return (row.num_targets * (size + slope) + 2 * size + 6 * INDEX_BYTES,
+          N_DICE * (size + slope))
+
+
+def sweep_bytes(plan: WavePlan, dtype) -> SweepBytes:
+  """What one sweep reads and writes, from its schedule: `column_bytes`
+  for every column at every step of its segment; per segment boundary, the
+  rings of its columns moved; per finishing key, its solve."""
+  size, slope = jnp.dtype(dtype).itemsize, jnp.dtype(SLOPE_DTYPE).itemsize
+  lengths = np.diff(plan.bounds)
+  column_steps = int(np.dot(lengths, plan.widths))
+  read, write = column_bytes(plan.row, size)
+  moved = sum(plan.ring_rows * N_DICE * w * (size + slope)
+              for w in plan.widths[1:])
+  keys = plan.layout.num_keys
+  finishing = keys * (3 * size + slope + 5 * INDEX_BYTES)
+  b = np.arange(plan.layout.num_scores)
+  rows = int((plan.layout.t_max(b) + 1).sum()) * keys \
+      // plan.layout.num_scores
+  return SweepBytes(int(column_steps * read + moved + finishing),
+                    int(column_steps * write + moved + keys * size),
+                    column_steps, rows)
+
+
+def step_bytes(tables: WaveTables, plan: WavePlan, dtype) -> list[float]:
+  """XLA's bytes accessed by one step of each segment (its compiled loop
+  body, on one device)."""
+  out = []
+  rows = plan.ring_rows * N_DICE
+  vector = jnp.zeros((plan.layout.padded_size,), dtype)
+  for m, seg in enumerate(tables.segments):
+    w = plan.widths[m]
+    columns = _Columns(vector, jnp.zeros((rows, w), dtype),
+                       jnp.zeros((rows, w), SLOPE_DTYPE),
+                       jnp.zeros((w,), jnp.int32))
+    step = jax.jit(lambda tau, c, tables, seg: _segment_step(
+        tau, c, seg, tables, plan, lambda x: x))
+    cost = step.lower(jnp.asarray(plan.bounds[m], jnp.int32), columns,
+                      tables, seg).compile().cost_analysis()
+    out.append(float(cost["bytes accessed"]))
+  return out
