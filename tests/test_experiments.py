@@ -235,6 +235,30 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
           < by["ordered-plain"]["dependent_steps_per_sweep"])
 
 
+def test_gpu_projection_script_counts_each_method(tmp_path):
+  out = subprocess.run(
+      [sys.executable, "experiments/gpu_projection.py", "--config",
+       "configs/tiny.py:facebook", "--sweeps=7",
+       "--methods=wavefront,ordered-accelerator",
+       "--json", str(tmp_path / "p.json"), "--config.rules.goal=600",
+       "--config.rules.floor=-250"], cwd=ROOT, capture_output=True,
+      text=True, env=dict(os.environ))
+  assert out.returncode == 0, out.stderr[-2000:]
+  by = {m["method"]: m for m in json.loads((tmp_path / "p.json").read_text())
+        ["methods"]}
+  assert set(by) == {"wavefront", "ordered-accelerator"}
+  for r in by.values():
+    assert r["sweeps_assumed"] == 7 and r["compile_s"] > 0
+    assert r["gathered_bytes_per_sweep"] > 0
+    assert r["xla_bytes_accessed_per_sweep"] > 0
+    # The projection is the formula of its docstring.
+    moved = r["gathered_bytes_per_sweep"] + r["written_bytes_per_sweep"]
+    assert r["projected_h100_seconds"] == pytest.approx(
+        7 * (moved / 3.35e12 + r["dependent_steps_per_sweep"] * 8e-6))
+  assert (by["wavefront"]["dependent_steps_per_sweep"] * 5
+          < by["ordered-accelerator"]["dependent_steps_per_sweep"])
+
+
 def test_strategy_report_script_writes_its_outputs(tmp_path):
   out = subprocess.run(
       [sys.executable, "experiments/strategy_report.py", "--config",
