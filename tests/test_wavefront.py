@@ -8,7 +8,7 @@ import reference
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import bellman, wavefront
+from farkle_jax.solver import bellman, wave_schedule, wavefront
 from test_ordered import GAMES, _solve, baseline
 
 
@@ -94,7 +94,7 @@ def test_rings_move_with_their_keys_between_segments():
 def test_segments_cut_where_the_idle_columns_cost_least():
   rng = np.random.default_rng(3)
   live = rng.integers(1, 50, 12)
-  cuts = wavefront.cut_segments(live, 3, move=2.0)
+  cuts = wave_schedule.cut_segments(live, 3, move=2.0)
   cost = lambda cuts: sum(live[a:b].max() * (b - a + (2.0 if a else 0))
                           for a, b in zip(cuts[:-1], cuts[1:]))
   import itertools
@@ -132,8 +132,32 @@ def test_sweep_bytes_follow_the_live_rows():
   moved = wavefront.sweep_bytes(plan, "float64")
   assert moved.live_rows * N_DICE == layout.num_states
   assert moved.live_rows <= moved.column_steps < 1.5 * moved.live_rows
-  per_row = wavefront.column_bytes(plan.row, 8)[0]
-  assert moved.gathered >= moved.column_steps * per_row
+  values_only = wavefront.column_bytes(plan.row, 8, sloped=False)[0]
+  with_slopes = wavefront.column_bytes(plan.row, 8)[0]
+  assert (moved.column_steps * values_only < moved.gathered
+          < moved.column_steps * with_slopes)
+
+
+@pytest.mark.parametrize("name", ["facebook", "minimal"])
+def test_slopes_are_kept_for_the_keys_whose_farkle_finishes_with_them(name):
+  layout, plan, tab = _built(GAMES[name], segments=3)
+  K = layout.num_keys
+  farkle = layout.key_index(*layout.farkle_fields(layout.key_fields()))
+  with_partner = tab["finish"][farkle] == tab["finish"][:K]
+  for m, seg in enumerate(tab["segments"]):
+    col_keys = np.asarray(seg.col_keys)
+    ws = plan.sloped[m]
+    inside = col_keys[:ws][col_keys[:ws] < K]
+    outside = col_keys[ws:][col_keys[ws:] < K]
+    assert with_partner[inside].all() and not with_partner[outside].any()
+  # Every group's partners are keys in sloped columns.
+  partner = tab["partner"]
+  keys = tab["group_keys"]
+  assert with_partner[keys[(partner >= 0) & (keys < K)]].all()
+  if name == "minimal":   # without a penalty every farkle swaps the players
+    assert with_partner.all()
+  else:
+    assert 0.5 < with_partner.mean() < 0.8
 
 
 def test_finishing_groups_are_the_score_sums():

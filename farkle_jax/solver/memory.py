@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import newton, ordered, value_iteration, wavefront
+from farkle_jax.solver import newton, ordered, value_iteration, wave_schedule
 
 RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
 BYTES = {"float64": 8, "float32": 4}
@@ -145,7 +145,7 @@ def wavefront_bytes(layout: StateLayout, dtype: str = "float64",
   rings and temporaries (two rings live while they move between
   segments)."""
   size = BYTES[dtype]
-  columns = -(-wavefront.column_count(layout) // devices)
+  columns = -(-wave_schedule.column_count(layout) // devices)
   rows = min(RING_ROWS, layout.num_rows + 1)
   per_column = (2 * rows * 6 * (size + 4) + TARGETS_PER_ROW * (size + 4)
                 + 256 * (size + 4) + 64)

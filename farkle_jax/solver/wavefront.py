@@ -30,14 +30,17 @@ moves as few bytes as it can:
   move to their new columns. The work per step follows the live keys, not
   the largest number of them.
 
+* Only the keys whose farkle target finishes with them need slopes: they
+  take a segment's first columns, and only those columns keep slopes.
+
 One sweep costs one evaluation of every model state (plus the columns idle
-within a segment) and `steps` dependent loop steps (923 for facebook at
-L = -2500, against about 80,000 for the ordered method).
+within a segment) and `steps` dependent loop steps (587 for facebook at
+L = -2500, against about 80,000 for the ordered method). The schedule is
+`solver.wave_schedule`.
 """
 
 from __future__ import annotations
 
-import heapq
 from typing import NamedTuple
 
 import jax
@@ -47,20 +50,14 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import bellman
+from farkle_jax.solver.wave_schedule import (
+    Segment, cut_segments, finish_steps, live_keys, segment_columns)
 
 SEGMENTS = 16         # most segments a sweep's steps are cut into
 ROWS_PER_SEGMENT = 2**19  # live key-rows per sweep that pay for a segment
 SLOPE_DTYPE = jnp.float32  # slopes only steer a Newton step (module doc)
 INDEX_BYTES = 4       # int32 tables
 TILE = 128            # columns per tile of a row's weighted sums
-
-
-class Segment(NamedTuple):
-  """The columns of one segment of steps (device arrays)."""
-  col_keys: jax.Array    # [W, L] int32 keys each column runs, in order
-                         #   (pad: K)
-  carry_from: jax.Array  # [W] int32 the column, in the segment before, of
-                         #   the key that goes on in this column (0: none)
 
 
 class WaveTables(NamedTuple):
@@ -86,88 +83,8 @@ class WavePlan(NamedTuple):
   rounds: int      # pointer-doubling rounds of a finishing group
   bounds: tuple[int, ...]  # [M + 1] first step of each segment, then N
   widths: tuple[int, ...]  # [M] columns of each segment
+  sloped: tuple[int, ...]  # [M] of those, the first that keep slopes
   row: bellman.RowPlan     # the distinct targets of a row
-
-
-def finish_steps(layout: StateLayout) -> tuple[np.ndarray, np.ndarray]:
-  """[K] step at which each key finishes and [K] step at which it starts.
-
-  Steps are shifted so that the first key starts at step 0.
-  """
-  b, d, _, _ = layout.key_fields()
-  x = 2 * (layout.num_scores - 1) - (b + d)
-  finish = x + x // layout.bank_min
-  start = finish - layout.t_max(b)
-  return finish - start.min(), start - start.min()
-
-
-def live_keys(start: np.ndarray, finish: np.ndarray) -> np.ndarray:
-  """[N] keys live (between their start and finish) at each step."""
-  live = np.zeros(int(finish.max()) + 2, np.int64)
-  np.add.at(live, start, 1)
-  np.add.at(live, finish + 1, -1)
-  return np.cumsum(live)[:-1]
-
-
-def column_count(layout: StateLayout) -> int:
-  """The most keys live at one step: the widest segment's columns."""
-  finish, start = finish_steps(layout)
-  return int(live_keys(start, finish).max())
-
-
-def cut_segments(live: np.ndarray, most: int, granule: int = 1,
-                 move: float = 0.0) -> list[int]:
-  """Segment boundaries [0, .., N] that minimize the column-steps
-  sum(width x (length + move)), a segment's width being its most live keys
-  rounded up to `granule` and `move` the cost, in column-steps, of moving
-  a column's ring into a segment (dynamic programming over the cut
-  points)."""
-  n = len(live)
-  most = max(1, min(most, n))
-  widths = []
-  for b in range(1, n + 1):
-    width = np.maximum.accumulate(live[:b][::-1])[::-1]   # max live[a:b]
-    widths.append(-(-width // granule) * granule)
-  best = [np.r_[0.0, np.full(n, np.inf)]]
-  back = np.zeros((most + 1, n + 1), np.int64)
-  for m in range(1, most + 1):
-    prev, cur = best[-1], np.full(n + 1, np.inf)
-    extra = move if m > 1 else 0.0
-    for b in range(1, n + 1):
-      total = prev[:b] + widths[b - 1] * (b - np.arange(b) + extra)
-      a = int(np.argmin(total))
-      cur[b], back[m, b] = total[a], a
-    best.append(cur)
-  m = int(np.argmin([c[n] for c in best]))
-  cuts, b = [n], n
-  for k in range(m, 0, -1):
-    b = int(back[k, b])
-    cuts.append(b)
-  return cuts[::-1]
-
-
-def assign_columns(start: np.ndarray, finish: np.ndarray, keys: np.ndarray
-                   ) -> tuple[list[list[int]], np.ndarray]:
-  """Columns for `keys` (intervals clipped to one segment): keys whose
-  steps overlap get different columns, and no more columns are used than
-  keys are live at once (greedy interval partitioning by start step).
-
-  Returns:
-    The keys of each column in order, and [len(keys)] the column of each.
-  """
-  free: list[tuple[int, int]] = []  # (finish step of its last key, column)
-  columns: list[list[int]] = []
-  col = np.zeros(len(keys), np.int64)
-  for i in np.lexsort((finish[keys], start[keys])):
-    if free and free[0][0] < start[keys[i]]:
-      _, c = heapq.heappop(free)
-    else:
-      c = len(columns)
-      columns.append([])
-    columns[c].append(int(keys[i]))
-    col[i] = c
-    heapq.heappush(free, (int(finish[keys[i]]), c))
-  return columns, col
 
 
 def ring_rows(roll: bellman.RollArrays) -> int:
@@ -183,31 +100,26 @@ def _doubling_rounds(partner: np.ndarray) -> int:
   return max(1, int(np.ceil(np.log2(longest))) + 1)
 
 
-def _segments(start, finish, bounds, granule, K):
-  """The columns of each segment and the column of every key at every
-  step it finishes: (segments, widths, [K] column at the finish)."""
-  segments, widths = [], []
-  finish_col = np.zeros(K, np.int64)
-  before = np.zeros(K, np.int64)   # column in the previous segment
-  for a, b in zip(bounds[:-1], bounds[1:]):
-    keys = np.nonzero((start < b) & (finish >= a))[0]
-    columns, col = assign_columns(np.maximum(start, a), np.minimum(finish,
-                                                                   b - 1),
-                                  keys)
-    width = -(-len(columns) // granule) * granule
-    length = max(map(len, columns)) + 1
-    col_keys = np.full((width, length), K, np.int64)
-    for c, run in enumerate(columns):
-      col_keys[c, :len(run)] = run
-    goes_on = start[keys] < a
-    carry = np.zeros(width, np.int64)
-    carry[col[goes_on]] = before[keys[goes_on]]
-    ends = (finish[keys] >= a) & (finish[keys] < b)
-    finish_col[keys[ends]] = col[ends]
-    before[keys] = col
-    segments.append(Segment(col_keys, carry))
-    widths.append(width)
-  return segments, widths, finish_col
+def _groups(finish: np.ndarray, farkle_key: np.ndarray,
+            finish_col: np.ndarray) -> tuple[np.ndarray, ...]:
+  """[N, G] the keys finishing at each step (pad: K), their columns, and
+  the group index of each one's farkle target (-1: another group)."""
+  K, steps = len(finish), int(finish.max()) + 1
+  order = np.argsort(finish, kind="stable")
+  cut = np.searchsorted(finish[order], np.arange(steps + 1))
+  G = int(np.diff(cut).max())
+  group_keys = np.full((steps, G), K, np.int64)
+  group_cols = np.zeros((steps, G), np.int64)
+  partner = np.full((steps, G), -1, np.int64)
+  local = np.full(K + 1, -1, np.int64)
+  for s in range(steps):
+    keys = order[cut[s]:cut[s + 1]]
+    group_keys[s, :len(keys)] = keys
+    group_cols[s, :len(keys)] = finish_col[keys]
+    local[keys] = np.arange(len(keys))
+    partner[s, :len(keys)] = local[farkle_key[keys]]
+    local[keys] = -1
+  return group_keys, group_cols, partner
 
 
 def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
@@ -234,30 +146,18 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
   move = (rows * N_DICE * (size + jnp.dtype(SLOPE_DTYPE).itemsize)
           / column_bytes(row, size)[0])
   bounds = cut_segments(live, most, 1, move)
-  segs, widths, finish_col = _segments(start, finish, bounds,
-                                       TILE * devices, K)
-
   fields = layout.key_fields()
   sink = layout.sink
+  farkle_key = layout.key_index(*layout.farkle_fields(fields))
+  sloped = finish[farkle_key] == finish
+  segs, widths, sloped_widths, finish_col = segment_columns(
+      start, finish, sloped, bounds, TILE * devices, K)
+
+  group_keys, group_cols, partner = _groups(finish, farkle_key, finish_col)
 
   def padded(values, pad):
     return np.append(np.asarray(values, np.int64), pad)
 
-  order = np.argsort(finish, kind="stable")
-  cut = np.searchsorted(finish[order], np.arange(steps + 1))
-  G = int(np.diff(cut).max())
-  group_keys = np.full((steps, G), K, np.int64)
-  group_cols = np.zeros((steps, G), np.int64)
-  partner = np.full((steps, G), -1, np.int64)
-  local = np.full(K + 1, -1, np.int64)
-  farkle_key = layout.key_index(*layout.farkle_fields(fields))
-  for s in range(steps):
-    keys = order[cut[s]:cut[s + 1]]
-    group_keys[s, :len(keys)] = keys
-    group_cols[s, :len(keys)] = finish_col[keys]
-    local[keys] = np.arange(len(keys))
-    partner[s, :len(keys)] = local[farkle_key[keys]]
-    local[keys] = -1
   as_int = lambda x: jnp.asarray(x, jnp.int32)
   tables = WaveTables(
       segments=tuple(Segment(*map(as_int, s)) for s in segs),
@@ -270,7 +170,7 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
       group_keys=as_int(group_keys), group_cols=as_int(group_cols),
       partner=as_int(partner), farkle_prob=roll.farkle_prob)
   plan = WavePlan(layout, relative, steps, rows, _doubling_rounds(partner),
-                  tuple(bounds), tuple(widths), row)
+                  tuple(bounds), tuple(widths), tuple(sloped_widths), row)
   return tables, plan
 
 
@@ -279,8 +179,8 @@ def _best(read, sets):
   first best one; per option count, concatenated.
 
   Args:
-    read: targets [R_j] int -> ([R_j, W] values, [R_j, W] slopes) of those
-      distinct targets of the row.
+    read: targets [R_j] int -> ([R_j, W] values, [R_j, Ws] slopes) of those
+      distinct targets of the row; slopes of the first Ws columns only.
     sets: per option count, the options of each score set (`RowPlan`).
   """
   best, slope = [], []
@@ -295,7 +195,8 @@ def _best(read, sets):
     tan = None
     for i in range(idx.shape[1] - 1, -1, -1):
       value, tangent = read(idx[:, i])
-      tan = tangent if tan is None else jnp.where(value == top, tangent, tan)
+      same = value[:, :tangent.shape[1]] == top[:, :tangent.shape[1]]
+      tan = tangent if tan is None else jnp.where(same, tangent, tan)
     best.append(top)
     slope.append(tan)
   return jnp.concatenate(best), jnp.concatenate(slope)
@@ -307,6 +208,8 @@ def _tiled_product(weight: np.ndarray, x: jax.Array, dtype) -> jax.Array:
   sum in one order whatever the width, so a run split over devices is the
   run on one, bit for bit."""
   R, W = x.shape
+  if not W:
+    return jnp.zeros((weight.shape[0], 0), dtype)
   tiles = x.reshape(R, W // TILE, TILE).transpose(1, 0, 2)  # [W/T, R, T]
   w = jnp.broadcast_to(jnp.asarray(weight, dtype), (W // TILE,) + weight.shape)
   out = jax.lax.dot_general(w, tiles, (((2,), (1,)), ((0,), (0,))),
@@ -315,11 +218,12 @@ def _tiled_product(weight: np.ndarray, x: jax.Array, dtype) -> jax.Array:
 
 
 def row_step(read, x_farkle, bank, farkle_prob, row: bellman.RowPlan):
-  """New values and slopes [6, W] of one row of W columns.
+  """New values [6, W] and slopes [6, Ws] of one row of W columns.
 
   Args:
-    read: targets [R] int -> ([R, W] values, [R, W] slopes) of those
-      distinct targets of the row (wins: value 1, slope 0).
+    read: targets [R] int -> ([R, W] values, [R, Ws] slopes) of those
+      distinct targets of the row (wins: value 1, slope 0); slopes of the
+      first Ws columns only.
     x_farkle: [W] value of a farkle; bank: [W] value of banking (-inf
       where not allowed); farkle_prob: [6].
     row: the row's targets and score sets.
@@ -337,20 +241,25 @@ def row_step(read, x_farkle, bank, farkle_prob, row: bellman.RowPlan):
   tangents = _tiled_product(weight, jnp.concatenate(tan), tan[0].dtype)
   value = (values + farkle_prob[:, None].astype(x_farkle.dtype)
            * x_farkle[None])
-  slope = tangents
-  slope = slope + farkle_prob[:, None].astype(slope.dtype)
-  banks = bank[None] >= value                 # banking wins ties
+  slope = tangents + farkle_prob[:, None].astype(tangents.dtype)
+  ws = slope.shape[1]
+  banks = bank[None, :ws] >= value[:, :ws]   # banking wins ties
   return jnp.maximum(value, bank[None]), jnp.where(banks, 0, slope)
 
 
 def _finish_group(vector, step, new, slope, tables: WaveTables,
                   plan: WavePlan):
   """Solves and writes the start values of the keys finishing at `step`
-  (new, slope: [W] the six-dice row-0 values of the segment's columns)."""
+  (new [W], slope [Ws]: the six-dice row-0 values of the segment's columns
+  and the slopes of its first columns, those of the keys whose farkle
+  target finishes with them)."""
   keys = tables.group_keys[step]                         # [G]
   cols = tables.group_cols[step]
   value = new[cols]
-  s = slope[cols].astype(value.dtype)
+  if slope.shape[0]:   # keys past the sloped columns have no partner
+    s = slope[jnp.minimum(cols, slope.shape[0] - 1)].astype(value.dtype)
+  else:
+    s = jnp.zeros_like(value)
   x_hat = 1 - vector[tables.farkle[keys]]
   partner = tables.partner[step]
   inside = partner >= 0
@@ -373,7 +282,7 @@ class _Columns(NamedTuple):
   """Loop state of a segment."""
   vector: jax.Array   # [V] padded W0
   ring: jax.Array     # [R * 6, W] values written at the last R steps
-  tangent: jax.Array  # [R * 6, W] their slopes (SLOPE_DTYPE)
+  tangent: jax.Array  # [R * 6, Ws] slopes of the first Ws columns
   pointer: jax.Array  # [W] int32 the current key's place in its column
 
 
@@ -398,12 +307,14 @@ def _segment_step(tau, c: _Columns, seg: Segment, tables: WaveTables,
   gains = np.asarray(row.gains)
   source = ((tau - gains) % rows) * N_DICE + np.asarray(row.dice)   # [D]
 
+  ws = tangent.shape[1]   # the first columns: keys that need slopes
+
   def read(targets):
     # Straight from the ring, fused with the running maximum: the rows of
     # one step's distinct targets stay in cache while the options read them.
     won = gains[targets][:, None] > margin[None]
     return (jnp.where(won, 1.0, ring[source[targets]]).astype(ring.dtype),
-            jnp.where(won, 0.0, tangent[source[targets]]).astype(
+            jnp.where(won[:, :ws], 0.0, tangent[source[targets]]).astype(
                 tangent.dtype))
 
   new, slope = row_step(read, x_farkle, bank, tables.farkle_prob, row)
@@ -443,11 +354,14 @@ def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
   tangent = jnp.zeros((rows, 0), SLOPE_DTYPE)
   for m, seg in enumerate(tables.segments):
     a, b = plan.bounds[m], plan.bounds[m + 1]
+    ws = plan.sloped[m]
     if m:   # the keys that go on take their rings to their new columns
-      ring, tangent = ring[:, seg.carry_from], tangent[:, seg.carry_from]
+      ring = ring[:, seg.carry_from]
+      tangent = (tangent[:, seg.carry_from[:ws]] if tangent.shape[1]
+                 else jnp.zeros((rows, ws), SLOPE_DTYPE))
     else:
       ring = jnp.zeros((rows, plan.widths[0]), vector.dtype)
-      tangent = jnp.zeros((rows, plan.widths[0]), SLOPE_DTYPE)
+      tangent = jnp.zeros((rows, ws), SLOPE_DTYPE)
     start = _Columns(vector, split(ring), split(tangent),
                      split(jnp.zeros((plan.widths[m],), jnp.int32)))
     vector, ring, tangent, _ = jax.lax.fori_loop(
@@ -467,11 +381,13 @@ class SweepBytes(NamedTuple):
   live_rows: int  # key-rows that are live (the model's states / 6)
 
 
-def column_bytes(row: bellman.RowPlan, size: int) -> tuple[int, int]:
+def column_bytes(row: bellman.RowPlan, size: int, sloped: bool = True
+                 ) -> tuple[int, int]:
   """(gathered, written) bytes of one column at one step: a ring row per
-  distinct target for values and slopes, two start values (farkle, bank)
-  and six int32 table entries read; six values and slopes written."""
-  slope = jnp.dtype(SLOPE_DTYPE).itemsize
+  distinct target for values (and slopes, for a column of keys that need
+  them), two start values (farkle, bank) and six int32 table entries
+  read; six values (and slopes) written."""
+  slope = jnp.dtype(SLOPE_DTYPE).itemsize if sloped else 0
   return (row.num_targets * (size + slope) + 2 * size + 6 * INDEX_BYTES,
           N_DICE * (size + slope))
 
@@ -483,17 +399,23 @@ def sweep_bytes(plan: WavePlan, dtype) -> SweepBytes:
   size, slope = jnp.dtype(dtype).itemsize, jnp.dtype(SLOPE_DTYPE).itemsize
   lengths = np.diff(plan.bounds)
   column_steps = int(np.dot(lengths, plan.widths))
-  read, write = column_bytes(plan.row, size)
-  moved = sum(plan.ring_rows * N_DICE * w * (size + slope)
-              for w in plan.widths[1:])
+  sloped_steps = int(np.dot(lengths, plan.sloped))
+  read, write = column_bytes(plan.row, size, False)
+  extra_read, extra_write = (a - b for a, b in zip(
+      column_bytes(plan.row, size), (read, write)))
+  ring = plan.ring_rows * N_DICE
+  moved = sum(ring * (w * size + ws * slope)
+              for w, ws in zip(plan.widths[1:], plan.sloped[1:]))
   keys = plan.layout.num_keys
   finishing = keys * (3 * size + slope + 5 * INDEX_BYTES)
   b = np.arange(plan.layout.num_scores)
   rows = int((plan.layout.t_max(b) + 1).sum()) * keys \
       // plan.layout.num_scores
-  return SweepBytes(int(column_steps * read + moved + finishing),
-                    int(column_steps * write + moved + keys * size),
-                    column_steps, rows)
+  return SweepBytes(
+      int(column_steps * read + sloped_steps * extra_read + moved
+          + finishing),
+      int(column_steps * write + sloped_steps * extra_write + moved
+          + keys * size), column_steps, rows)
 
 
 def step_bytes(tables: WaveTables, plan: WavePlan, dtype) -> list[float]:
@@ -505,7 +427,7 @@ def step_bytes(tables: WaveTables, plan: WavePlan, dtype) -> list[float]:
   for m, seg in enumerate(tables.segments):
     w = plan.widths[m]
     columns = _Columns(vector, jnp.zeros((rows, w), dtype),
-                       jnp.zeros((rows, w), SLOPE_DTYPE),
+                       jnp.zeros((rows, plan.sloped[m]), SLOPE_DTYPE),
                        jnp.zeros((w,), jnp.int32))
     step = jax.jit(lambda tau, c, tables, seg: _segment_step(
         tau, c, seg, tables, plan, lambda x: x))
