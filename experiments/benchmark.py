@@ -15,9 +15,22 @@ one. `--json OUT` writes the same per method. The last method
 listed is the baseline of the speed-up ratios; all methods must agree.
 `ordered-newton` and `ordered-plain` are the ordered method with and without
 its Newton step (`--config.solver.newton=True|False`; `ordered` takes the
-config's setting).
+config's setting), `ordered-accelerator` the plain ordered method with one
+sub-batch per stage (its setting on a GPU).
 Config fields can be overridden like the solver's, e.g.
 `--config.rules.goal=2000`.
+
+Every method also reports what one sweep moves and waits on
+(`Method.counts`, docs/model.md §4.4): dependent steps, bytes gathered and
+written from its plan, XLA's bytes accessed of its loop bodies at their
+trip counts, and the projected H100 time of the solve,
+sweeps x ((gathered + written) / 3.35 TB/s + steps x 8 us), a projection,
+not a measurement. `--counts_only --sweeps=N` builds and compiles each
+method without solving and projects a solve of N sweeps (a model too large
+to solve here):
+
+    python experiments/benchmark.py --config configs/facebook.py \
+        --counts_only --sweeps=19 --methods=wavefront,ordered-accelerator
 """
 
 from __future__ import annotations
@@ -53,7 +66,61 @@ def cpu_name() -> str:
 
 
 VARIANTS = {"ordered-plain": {"method": "ordered", "newton": False},
-            "ordered-newton": {"method": "ordered", "newton": True}}
+            "ordered-newton": {"method": "ordered", "newton": True},
+            "ordered-accelerator": {"method": "ordered", "newton": False,
+                                    "b_group": "stage"}}
+
+
+def variant(name: str, settings, layout):
+  """The settings of method or variant `name`."""
+  changes = {"method": name, **VARIANTS.get(name, {})}
+  if changes.get("b_group") == "stage":   # one sub-batch per stage
+    changes["b_group"] = layout.num_scores
+  return settings._replace(**changes)
+
+
+def counted(method, sweeps: int) -> dict:
+  """What one sweep of `method` moves, and the projection of `sweeps`."""
+  c = method.counts()
+  return {
+      "dependent_steps_per_sweep": c.dependent_steps,
+      "gathered_bytes_per_sweep": c.gathered_bytes,
+      "written_bytes_per_sweep": c.written_bytes,
+      "xla_bytes_accessed_per_sweep": c.xla_bytes_accessed,
+      "rows_evaluated_per_sweep": c.column_steps,
+      "live_rows_per_sweep": c.live_rows,
+      "projected_h100_seconds": sweep_counts.projected_seconds(c, sweeps),
+      "projected_h100_seconds_from_xla": sweep_counts.projected_seconds(
+          c, sweeps, xla=True)}
+
+
+def count_method(layout, roll, settings, label, sweeps):
+  """Builds and compiles one method without solving: compile time and
+  counts, the projection assuming `sweeps` sweeps."""
+  t0 = time.perf_counter()
+  chunk = methods.compile_chunk(methods.build(layout, roll, settings),
+                                settings)
+  return {"method": label, "compile_s": time.perf_counter() - t0,
+          "sweeps": sweeps, **counted(chunk.method, sweeps)}
+
+
+def print_counts(results) -> None:
+  print(f"{'method':<20}{'dep.steps':>10}{'rows/sweep':>12}{'live rows':>12}"
+        f"{'gathered/sweep':>16}{'written/sweep':>15}{'XLA bytes/sweep':>17}"
+        f"{'H100 s':>9}{'(XLA)':>9}")
+  for r in results:
+    print(f"{r['method']:<20}{r['dependent_steps_per_sweep']:>10}"
+          f"{r['rows_evaluated_per_sweep']:>12.4g}"
+          f"{r['live_rows_per_sweep']:>12.4g}"
+          f"{r['gathered_bytes_per_sweep'] / 1e9:>14.4g}GB"
+          f"{r['written_bytes_per_sweep'] / 1e9:>13.4g}GB"
+          f"{r['xla_bytes_accessed_per_sweep'] / 1e9:>15.4g}GB"
+          f"{r['projected_h100_seconds']:>9.3g}"
+          f"{r['projected_h100_seconds_from_xla']:>9.3g}")
+  print("# H100 projection (not a measurement) of the solve after "
+        "compilation: sweeps x ((gathered + written) / 3.35 TB/s + "
+        "dependent steps x 8 us); (XLA): with XLA's bytes accessed, which "
+        "charge each fusion whole arrays")
 
 
 def run_method(layout, roll, settings, label):
@@ -79,17 +146,8 @@ def run_method(layout, roll, settings, label):
   dev = jax.devices()[0]
   stats = dev.memory_stats() if dev.platform != "cpu" else None
   sweeps, work = first.done + out.done, first.work + out.work
-  counts = method.counts()
   return {
-      "gathered_bytes_per_sweep": counts.gathered_bytes,
-      "written_bytes_per_sweep": counts.written_bytes,
-      "xla_bytes_accessed_per_sweep": counts.xla_bytes_accessed,
-      "rows_evaluated_per_sweep": counts.column_steps,
-      "live_rows_per_sweep": counts.live_rows,
-      "projected_h100_seconds": sweep_counts.projected_seconds(counts,
-                                                               sweeps),
-      "projected_h100_seconds_from_xla": sweep_counts.projected_seconds(
-          counts, sweeps, xla=True),
+      **counted(method, sweeps),
       "method": label, "sweeps": sweeps,
       "residual": out.residual if out.done else first.residual,
       "compile_s": compile_s, "wall_s": wall,
@@ -123,10 +181,16 @@ def main(argv):
   print(f"# backend {jax.default_backend()}: {dev.device_kind} x"
         f"{jax.device_count()}; host {cpu_name()}, {os.cpu_count()} cores")
   print(f"# model states {layout.num_states:,}")
-  results = [run_method(layout, roll, settings._replace(
-      **{"method": name, **VARIANTS.get(name, {})},
-      sweeps_per_call=_MAX_SWEEPS.value), name)
-             for name in _METHODS.value]
+  if _COUNTS_ONLY.value:
+    print(f"# counts only, no solve: {_SWEEPS.value} sweeps assumed")
+    results = [count_method(layout, roll, variant(name, settings, layout),
+                            name, _SWEEPS.value) for name in _METHODS.value]
+    print_counts(results)
+    write_json(results, rules, settings, layout, config_file, dev)
+    return
+  sweeps = {"sweeps_per_call": _MAX_SWEEPS.value}
+  results = [run_method(layout, roll, variant(name, settings, layout)
+                        ._replace(**sweeps), name) for name in _METHODS.value]
   base = results[-1]
   head = (f"{'method':<16}{'sweeps':>7}{'updates':>12}{'updates/s':>11}"
           f"{'dep.steps':>10}"
@@ -143,36 +207,28 @@ def main(argv):
           f"{base['wall_s'] / r['wall_s']:>8.1f}"
           f"{np.abs(r['w0'] - base['w0']).max():>10.1e}")
   print("# peak host is the process's peak so far (cumulative over rows)")
-  print(f"{'method':<16}{'rows/sweep':>12}{'live rows':>12}"
-        f"{'gathered/sweep':>16}{'written/sweep':>15}{'XLA bytes/sweep':>17}"
-        f"{'H100 s':>9}{'(XLA)':>9}")
-  for r in results:
-    print(f"{r['method']:<16}{r['rows_evaluated_per_sweep']:>12.4g}"
-          f"{r['live_rows_per_sweep']:>12.4g}"
-          f"{r['gathered_bytes_per_sweep'] / 1e9:>14.4g}GB"
-          f"{r['written_bytes_per_sweep'] / 1e9:>13.4g}GB"
-          f"{r['xla_bytes_accessed_per_sweep'] / 1e9:>15.4g}GB"
-          f"{r['projected_h100_seconds']:>9.3g}"
-          f"{r['projected_h100_seconds_from_xla']:>9.3g}")
-  print("# H100 projection (not a measurement): sweeps x ((gathered + "
-        "written) / 3.35 TB/s + dependent steps x 8 us); (XLA): with XLA's "
-        "bytes accessed, which charge each fusion whole arrays")
-  if _JSON.value:
-    record = {
-        "date": str(datetime.date.today()), "config": config_file,
-        "rules": rules.to_dict(), "tol": settings.tol, "norm": settings.norm,
-        "dtype": settings.dtype, "model_states": layout.num_states,
-        "backend": jax.default_backend(), "device": dev.device_kind,
-        "devices": jax.device_count(), "host": cpu_name(),
-        "cores": os.cpu_count(),
-        "methods": [{**{k: v for k, v in r.items() if k != "w0"},
-                     "max_abs_diff_from_baseline":
-                         float(np.abs(r["w0"] - base["w0"]).max())}
-                    for r in results]}
-    os.makedirs(os.path.dirname(os.path.abspath(_JSON.value)), exist_ok=True)
-    with open(_JSON.value, "w") as f:
-      json.dump(record, f, indent=1)
-    print(f"# wrote {_JSON.value}")
+  print_counts(results)
+  write_json([{**{k: v for k, v in r.items() if k != "w0"},
+               "max_abs_diff_from_baseline":
+                   float(np.abs(r["w0"] - base["w0"]).max())}
+              for r in results], rules, settings, layout, config_file, dev)
+
+
+def write_json(results, rules, settings, layout, config_file, dev) -> None:
+  """`--json`: the figures of every method, with the run's setting."""
+  if not _JSON.value:
+    return
+  record = {
+      "date": str(datetime.date.today()), "config": config_file,
+      "rules": rules.to_dict(), "tol": settings.tol, "norm": settings.norm,
+      "dtype": settings.dtype, "model_states": layout.num_states,
+      "backend": jax.default_backend(), "device": dev.device_kind,
+      "devices": jax.device_count(), "host": cpu_name(),
+      "cores": os.cpu_count(), "methods": results}
+  os.makedirs(os.path.dirname(os.path.abspath(_JSON.value)), exist_ok=True)
+  with open(_JSON.value, "w") as f:
+    json.dump(record, f, indent=1)
+  print(f"# wrote {_JSON.value}")
 
 
 if __name__ == "__main__":
@@ -186,4 +242,9 @@ if __name__ == "__main__":
                                      lower_bound=1)
   _JSON = flags.DEFINE_string("json", None, "Also write the figures to "
                               "this JSON file.")
+  _COUNTS_ONLY = flags.DEFINE_boolean(
+      "counts_only", False, "Build and compile each method, report what a "
+      "sweep moves and the projection of --sweeps sweeps; no solve.")
+  _SWEEPS = flags.DEFINE_integer("sweeps", 19, "Sweeps the projection of "
+                                 "--counts_only assumes.", lower_bound=1)
   command_line.run(main)

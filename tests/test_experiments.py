@@ -235,23 +235,24 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
           < by["ordered-plain"]["dependent_steps_per_sweep"])
 
 
-def test_gpu_projection_script_counts_each_method(tmp_path):
+def test_benchmark_counts_without_solving(tmp_path):
   out = subprocess.run(
-      [sys.executable, "experiments/gpu_projection.py", "--config",
-       "configs/tiny.py:facebook", "--sweeps=7",
+      [sys.executable, "experiments/benchmark.py", "--config",
+       "configs/tiny.py:facebook", "--counts_only", "--sweeps=7",
        "--methods=wavefront,ordered-accelerator",
        "--json", str(tmp_path / "p.json"), "--config.rules.goal=600",
        "--config.rules.floor=-250"], cwd=ROOT, capture_output=True,
       text=True, env=dict(os.environ))
   assert out.returncode == 0, out.stderr[-2000:]
+  assert "no solve: 7 sweeps assumed" in out.stdout
   by = {m["method"]: m for m in json.loads((tmp_path / "p.json").read_text())
         ["methods"]}
   assert set(by) == {"wavefront", "ordered-accelerator"}
   for r in by.values():
-    assert r["sweeps_assumed"] == 7 and r["compile_s"] > 0
+    assert r["sweeps"] == 7 and r["compile_s"] > 0
     assert r["gathered_bytes_per_sweep"] > 0
     assert r["xla_bytes_accessed_per_sweep"] > 0
-    # The projection is the formula of its docstring.
+    # The projection is the formula of the docstring.
     moved = r["gathered_bytes_per_sweep"] + r["written_bytes_per_sweep"]
     assert r["projected_h100_seconds"] == pytest.approx(
         7 * (moved / 3.35e12 + r["dependent_steps_per_sweep"] * 8e-6))

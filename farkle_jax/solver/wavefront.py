@@ -130,7 +130,8 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
   Args:
     layout: the state layout; roll: the roll tables.
     relative: the residual is |dW| / W instead of |dW|.
-    devices: segment widths are multiples of it (columns split evenly).
+    devices: segment widths are multiples of TILE x devices (columns split
+      evenly, in whole tiles).
     segments: most segments the steps are cut into.
   """
   K = layout.num_keys
@@ -152,7 +153,6 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
   sloped = finish[farkle_key] == finish
   segs, widths, sloped_widths, finish_col = segment_columns(
       start, finish, sloped, bounds, TILE * devices, K)
-
   group_keys, group_cols, partner = _groups(finish, farkle_key, finish_col)
 
   def padded(values, pad):
