@@ -5,16 +5,18 @@
 #
 #   bash experiments/gpu_measure.sh OUTDIR [PART ...]
 #
-# PART is any of: device default facebook players passcost (all by default).
-# Each part runs under its own timeout (240, 330, 200 and 120 s: 15 min at
-# most in all, so a session limited to 10 min a command runs two calls,
-# "device default facebook" then "players passcost"); logs, JSON and
+# PART is any of: device default facebook counts players passcost (all by
+# default). Each part runs under its own timeout (240, 330, 150, 200 and
+# 120 s: 18 min at most in all, so a session limited to 10 min a command
+# runs two calls, "device default facebook" then "counts players
+# passcost"); `counts` records what a facebook sweep moves as the GPU
+# backend compiles it (XLA's bytes accessed of its fusions); logs, JSON and
 # summaries land in OUTDIR (emptied of an earlier run's wall times) and a
 # short table is printed last.
 set -u
 out=${1:?usage: gpu_measure.sh OUTDIR [PART ...]}
 shift
-parts=${*:-device default facebook players passcost}
+parts=${*:-device default facebook counts players passcost}
 mkdir -p "$out"
 : >"$out/walls.txt"
 export PYTHONUNBUFFERED=1
@@ -53,6 +55,10 @@ for part in $parts; do
       timed facebook 330 python3 -m farkle_jax.main \
         --config configs/facebook.py --workdir /tmp/gpu_fb --progress=log
       cp /tmp/gpu_fb/summary.json "$out/facebook_summary.json" 2>/dev/null ;;
+    counts)
+      timed counts 150 python3 experiments/benchmark.py \
+        --config configs/facebook.py --counts_only --sweeps=19 \
+        --methods=wavefront,ordered-accelerator --json "$out/counts.json" ;;
     players)
       rm -rf /tmp/gpu_p3
       timed players 200 python3 -m farkle_jax.main \
@@ -62,7 +68,8 @@ for part in $parts; do
     passcost)
       timed passcost 120 python3 experiments/pass_cost.py \
         --keys 1024 --rows 100 --repeats 3 ;;
-    *) echo "unknown part $part (device default facebook players passcost)"
+    *) echo "unknown part $part (device default facebook counts players" \
+         "passcost)"
        exit 2 ;;
   esac
 done
@@ -72,5 +79,6 @@ cat "$out/device.txt" 2>/dev/null
 cat "$out/walls.txt" 2>/dev/null
 grep -h -A5 '^method' "$out/default.log" 2>/dev/null
 grep -h 'first-player\|sweep\|seat' "$out/facebook.log" 2>/dev/null | tail -6
+grep -h -A3 '^method' "$out/counts.log" 2>/dev/null
 tail -n 6 "$out/players.log" 2>/dev/null
 tail -n 6 "$out/passcost.log" 2>/dev/null
