@@ -212,9 +212,7 @@ def _row_counts(top: np.ndarray, keys: int, layout: StateLayout,
   batch i passing rows 0 .. top[i] (top < 0: no rows)."""
   rows = int(np.maximum(top + 1, 0).sum())
   gathered, accessed = bellman.row_bytes(keys, roll, layout, tangent)
-  b = np.arange(layout.num_scores)
-  live = int((layout.t_max(b) + 1).sum()) * (layout.num_keys
-                                             // layout.num_scores)
+  live = layout.num_states // N_DICE
   written = rows * keys * N_DICE * roll.set_weight.dtype.itemsize
   return SweepCounts(steps, rows * gathered, rows * accessed, written,
                      rows * keys, live)

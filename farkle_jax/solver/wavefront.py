@@ -408,9 +408,7 @@ def sweep_bytes(plan: WavePlan, dtype) -> SweepBytes:
               for w, ws in zip(plan.widths[1:], plan.sloped[1:]))
   keys = plan.layout.num_keys
   finishing = keys * (3 * size + slope + 5 * INDEX_BYTES)
-  b = np.arange(plan.layout.num_scores)
-  rows = int((plan.layout.t_max(b) + 1).sum()) * keys \
-      // plan.layout.num_scores
+  rows = plan.layout.num_states // N_DICE
   return SweepBytes(
       int(column_steps * read + sloped_steps * extra_read + moved
           + finishing),
