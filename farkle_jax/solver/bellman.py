@@ -38,19 +38,11 @@ class RollArrays(NamedTuple):
   farkle_prob: jax.Array  # [6]
 
 
-def _set_order(roll: roll_tables.RollTables
-               ) -> tuple[np.ndarray, np.ndarray]:
-  """Distinct options of each score set, and the order of the sets in the
-  device tables (by option count)."""
-  counts = np.array([len(set(zip(p, q)))
-                     for p, q in zip(roll.opt_pts, roll.opt_next)])
-  return counts, np.argsort(counts, kind="stable")
-
-
 def roll_arrays(roll: roll_tables.RollTables, dtype=jnp.float64) -> RollArrays:
   """Puts the roll tables on the default device, options grouped by count."""
   pts, nxt = roll.opt_pts, roll.opt_next
-  counts, order = _set_order(roll)
+  counts = np.array([len(set(zip(p, q))) for p, q in zip(pts, nxt)])
+  order = np.argsort(counts, kind="stable")
   groups = []
   for j in sorted(set(counts)):
     sel = order[counts[order] == j]

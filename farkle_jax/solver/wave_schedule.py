@@ -21,11 +21,11 @@ from farkle_jax.game.layout import StateLayout
 
 
 class Segment(NamedTuple):
-  """The columns of one segment of steps (device arrays)."""
-  col_keys: jax.Array    # [W, L] int32 keys each column runs, in order
-                         #   (pad: K)
-  carry_from: jax.Array  # [W] int32 the column, in the segment before, of
-                         #   the key that goes on in this column (0: none)
+  """The columns of one segment of steps (NumPy here; `solver.wavefront`
+  keeps them as int32 device arrays)."""
+  col_keys: np.ndarray    # [W, L] keys each column runs, in order (pad: K)
+  carry_from: np.ndarray  # [W] the column, in the segment before, of the
+                          #   key that goes on in this column (0: none)
 
 
 def finish_steps(layout: StateLayout) -> tuple[np.ndarray, np.ndarray]:

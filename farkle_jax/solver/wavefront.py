@@ -29,7 +29,6 @@ moves as few bytes as it can:
   live at once within it; between segments the rings of the keys that go on
   move to their new columns. The work per step follows the live keys, not
   the largest number of them.
-
 * Only the keys whose farkle target finishes with them need slopes: they
   take a segment's first columns, and only those columns keep slopes.
 
@@ -149,7 +148,8 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
   bounds = cut_segments(live, most, 1, move)
   fields = layout.key_fields()
   sink = layout.sink
-  farkle_key = layout.key_index(*layout.farkle_fields(fields))
+  target = layout.farkle_fields(fields)
+  farkle_key = layout.key_index(*target)
   sloped = finish[farkle_key] == finish
   segs, widths, sloped_widths, finish_col = segment_columns(
       start, finish, sloped, bounds, TILE * devices, K)
@@ -164,8 +164,7 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
       finish=as_int(padded(finish, -1)),
       t_max=as_int(padded(layout.t_max(fields[0]), -1)),
       position=as_int(padded(layout.padded_index(*fields), sink)),
-      farkle=as_int(padded(layout.padded_index(*layout.farkle_fields(fields)),
-                           sink)),
+      farkle=as_int(padded(layout.padded_index(*target), sink)),
       bank_base=as_int(padded(layout.bank_base(fields), sink)),
       group_keys=as_int(group_keys), group_cols=as_int(group_cols),
       partner=as_int(partner), farkle_prob=roll.farkle_prob)
