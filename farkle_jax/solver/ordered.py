@@ -58,6 +58,10 @@ class StageTables(NamedTuple):
   work: jax.Array       # [S] float, the stage's states / all model states
   warm: jax.Array       # [S, U, G] int32 position of (b, d + 1, f, e), a
                         #   first guess solved by an earlier stage
+  guess: jax.Array      # [S, U, G] int32 with a penalty: for a key whose
+                        #   farkle target comes later in the sweep, the
+                        #   key a run's first sweep reads instead
+                        #   (`_first_guesses`; the sink for the others)
   newton: newton.NewtonTables  # exit slots and correction pieces
 
 
@@ -117,6 +121,8 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   bank[stage, sub, slot] = layout.bank_base((b, d, f, e))
   np.maximum.at(top, (stage, sub), layout.t_max(b))
   partner = _partners(pos, farkle, stage, sub, slot, dummy)
+  guess = np.full((S, U, G), dummy, np.int64)
+  guess[stage, sub, slot] = _first_guesses(layout, (b, d, f, e), slopes)
   states = np.zeros(S)
   np.add.at(states, stage, (layout.t_max(b) + 1) * N_DICE)
   t_max = np.zeros((S, U, G), np.int64)
@@ -126,9 +132,33 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   stages = StageTables(*(jnp.asarray(x, jnp.int32) for x in
                          (keys, farkle, partner, bank, top)),
                        work=jnp.asarray(states / layout.num_states),
-                       warm=jnp.asarray(warm, jnp.int32), newton=tables)
+                       warm=jnp.asarray(warm, jnp.int32),
+                       guess=jnp.asarray(guess, jnp.int32), newton=tables)
   return stages, StagePlan(layout, relative, G, slopes,
                            newton_step and not slopes, exit_size, pass_steps)
+
+
+def _first_guesses(layout: StateLayout, fields, slopes: bool) -> np.ndarray:
+  """Where a run's first sweep reads its penalty farkles from.
+
+  A penalty farkle reads a key (d, b', e, 0) of a lower sum, solved later
+  in the sweep; before any sweep it holds only the initial value, and the
+  error of that guess travels one penalty further down per sweep. The
+  first sweep reads instead the nearest key of a block solved already:
+  the mover's score raised by the sum's distance plus the bank minimum
+  (as far as it stays short of the goal, where the values jump; the rest
+  raises the opponent's). Returns per key that position, or the sink
+  where the read is not a penalty read.
+  """
+  b, d, f, e = fields
+  B, D, _, _ = layout.key_shape
+  bt, dt, ft, et = layout.farkle_fields(fields)
+  gap = (b + d) - (bt + dt) + layout.bank_min
+  up = np.clip(D - 1 - dt, 0, gap)
+  lower = (bt + dt < b + d) | ((bt + dt == b + d) & (ft + et < f + e))
+  later = lower & (bt + gap - up < B) & (not slopes)
+  return np.where(later, layout.padded_index(
+      np.minimum(bt + gap - up, B - 1), dt + up, ft, et), layout.sink)
 
 
 def _partners(pos, farkle, stage, sub, slot, dummy) -> np.ndarray:
@@ -204,14 +234,14 @@ def _solve_stage(values, slopes, x_hat, partner):
 
 
 def _evaluate_stage(s, vector, stages: StageTables, roll: bellman.RollArrays,
-                    plan: StagePlan, starts, exits=None
+                    plan: StagePlan, starts, exits=None, fresh=False
                     ) -> tuple[jax.Array, jax.Array, tuple | None]:
   """Evaluates the keys of stage s at the current farkle values (solving the
   in-stage pairs when plan.slopes); returns the updated vector, the largest
   relative change of the stage's keys and, with plan.newton, the exits
   (buffer, farkle exit per position) with the stage's written in."""
   keys = stages.keys[s].ravel()
-  x_hat = 1 - vector[stages.farkle[s]]
+  x_hat = 1 - _farkle_reads(s, vector, stages, plan, fresh)
   values, slopes, bank, farkle = starts(vector, x_hat, stages.bank_base[s],
                                         stages.top[s], roll)
   if plan.newton:
@@ -226,6 +256,19 @@ def _evaluate_stage(s, vector, stages: StageTables, roll: bellman.RollArrays,
   change = jnp.where(real, jnp.abs(x - vector[keys])
                      / jnp.maximum(x, jnp.finfo(x.dtype).tiny), 0).max()
   return vector.at[keys].set(x), change, exits
+
+
+def _farkle_reads(s, vector, stages: StageTables, plan: StagePlan, fresh
+                  ) -> jax.Array:
+  """[U, G] the start values the keys of stage s farkle into; on a run's
+  first sweep the penalty reads come from `_first_guesses` (not with the
+  Newton step, whose correction takes every penalty read to be the vector
+  the sweep started from)."""
+  read = vector[stages.farkle[s]]
+  if plan.slopes or plan.newton:
+    return read
+  guess = stages.guess[s]
+  return jnp.where(fresh & (guess < plan.layout.sink), vector[guess], read)
 
 
 def _map_steps(stages: StageTables, passes: int = 1) -> jax.Array:
@@ -289,7 +332,8 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
       out_specs=(P("batch"),) * 4, check_vma=False)
 
   def evaluate(s, vector, exits):
-    return _evaluate_stage(s, vector, stages, roll, plan, starts, exits)
+    return _evaluate_stage(s, vector, stages, roll, plan, starts, exits,
+                           fresh)
 
   def stage(s, carry):
     vector, exits, work, count = carry
