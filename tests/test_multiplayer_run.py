@@ -3,6 +3,7 @@ resuming (also from within a sweep), and bad input refused in one line
 before any compute."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -121,15 +122,36 @@ def test_a_solve_that_cannot_fit_is_refused_with_a_setting_that_would():
 
 
 def test_a_refusal_hints_only_at_valid_goals():
-  """Nothing fits: the goals tried stop at the bank minimum (a goal of 50
-  under facebook's 300 would be a rule error, not a hint)."""
+  """Nothing fits: no hint at all (a goal under the bank minimum would be
+  a rule error, and three players do not fit either)."""
   config = configuration.base("facebook")
   config.rules.update(players=4, goal=2100)
   config.memory_limit_gb = 0.01
   seats, settings = multiplayer_run.check(config)
-  with pytest.raises(MemoryRefused, match=r"rules\.players=3") as refused:
+  with pytest.raises(MemoryRefused, match="would fit: none") as refused:
     multiplayer_run.plan_memory(seats, settings, 512)
-  assert "rules.goal" not in str(refused.value)
+  assert "rules." not in str(refused.value)
+
+
+@pytest.mark.parametrize("preset, players, goal, limit, offers", [
+    ("facebook", 4, 10_000, 1.0, False), ("facebook", 3, 1_000_000, 2.0, True),
+    ("minimal", 5, 10_000, 4.0, True), ("facebook", 6, 10_000, 20.0, False),
+    ("facebook", 3, 3000, 3.0, True)])
+def test_every_setting_a_refusal_offers_fits(preset, players, goal, limit,
+                                             offers):
+  config = configuration.base(preset)
+  config.rules.update(players=players, goal=goal)
+  config.memory_limit_gb = limit
+  seats, settings = multiplayer_run.check(config)
+  with pytest.raises(MemoryRefused) as refused:
+    multiplayer_run.plan_memory(seats, settings, 512)
+  hints = re.findall(r"rules\.(\w+)=(-?\d+)", str(refused.value))
+  assert bool(hints) == offers, str(refused.value)
+  for field, value in hints:
+    hinted = config.copy_and_resolve_references()
+    hinted.rules[field] = int(value)
+    seats, settings = multiplayer_run.check(hinted)
+    multiplayer_run.plan_memory(seats, settings, 512)   # fits: no raise
 
 
 def test_two_devices_give_the_values_of_one(tmp_path):

@@ -22,6 +22,12 @@ OPTIONAL = {"entry_minimum": 0, "final_round": False,
             "final_round_cap": 4000, "final_round_ties": "leader",
             "players": 2}
 MAX_PLAYERS = 6
+# The model's range, checked before any arithmetic: every points field within
+# MAX_POINTS, and at most MAX_SCORES banked scores a player (whatever fits in
+# memory is far fewer; these keep even the memory estimate instant).
+MAX_POINTS = 10**9
+MAX_SCORES = 10**6
+MAX_COUNT = 100     # farkles in a row that cost the penalty
 
 
 class RulesError(ValueError):
@@ -131,15 +137,17 @@ def _fail(field: str, value: Any, allowed: str) -> None:
 
 def validate(r: Rules) -> None:
   """Checks a rule set; raises `RulesError` naming the field and what is allowed."""
-  if not isinstance(r.step, int) or r.step <= 0:
-    _fail("step", r.step, "a positive integer number of points")
+  if not isinstance(r.step, int) or not 0 < r.step <= MAX_POINTS:
+    _fail("step", r.step, f"a positive integer number of points, at most "
+          f"{MAX_POINTS:,}")
   s = r.step
 
   def multiple(field, value, minimum=0):
     if not isinstance(value, int) or isinstance(value, bool):
       _fail(field, value, f"an integer multiple of step={s}")
-    if value < minimum or value % s:
-      _fail(field, value, f"a multiple of step={s}, at least {minimum}")
+    if value < minimum or value % s or value > MAX_POINTS:
+      _fail(field, value, f"a multiple of step={s}, from {minimum} to "
+            f"{MAX_POINTS:,}")
 
   for field in ("single_scores", "triple_scores"):
     v = getattr(r, field)
@@ -161,14 +169,18 @@ def validate(r: Rules) -> None:
     multiple(field, getattr(r, field))
   multiple("goal", r.goal, s)
   multiple("bank_minimum", r.bank_minimum, s)
-  if not isinstance(r.penalty_count, int) or r.penalty_count < 1:
-    _fail("penalty_count", r.penalty_count, "an integer >= 1")
-  if not isinstance(r.floor, int) or r.floor % s:
-    _fail("floor", r.floor, f"an integer multiple of step={s}")
+  if (not isinstance(r.penalty_count, int) or isinstance(r.penalty_count, bool)
+      or not 1 <= r.penalty_count <= MAX_COUNT):
+    _fail("penalty_count", r.penalty_count, f"an integer from 1 to {MAX_COUNT}")
+  if (not isinstance(r.floor, int) or isinstance(r.floor, bool)
+      or r.floor % s or abs(r.floor) > MAX_POINTS):
+    _fail("floor", r.floor, f"an integer multiple of step={s}, from "
+          f"{-MAX_POINTS:,} to {MAX_POINTS:,}")
   if r.has_penalty and r.floor > 0:
     _fail("floor", r.floor, "at most 0 when there is a farkle penalty")
   if r.bank_minimum > r.goal:
     _fail("bank_minimum", r.bank_minimum, f"at most goal={r.goal}")
+  _validate_span(r)
   _validate_entry(r)
   if not isinstance(r.final_round, bool):
     _fail("final_round", r.final_round, "True or False")
@@ -178,6 +190,19 @@ def validate(r: Rules) -> None:
   if not isinstance(r.name, str) or not r.name:
     _fail("name", r.name, "a non-empty string")
   _validate_players(r)
+
+
+def _validate_span(r: Rules) -> None:
+  """The model's range: at most MAX_SCORES steps of banked scores, and of
+  turn totals past the goal."""
+  s = r.step
+  if (r.goal - r.low) // s > MAX_SCORES:
+    _fail("goal", r.goal, f"at most {MAX_SCORES:,} steps above the lowest "
+          f"score: {r.low + MAX_SCORES * s:,} with step={s} and "
+          f"floor={r.low} (a larger step or a higher floor reaches further)")
+  if r.final_round_cap // s > MAX_SCORES:
+    _fail("final_round_cap", r.final_round_cap,
+          f"at most {MAX_SCORES:,} steps: {MAX_SCORES * s:,}")
 
 
 def _validate_players(r: Rules) -> None:

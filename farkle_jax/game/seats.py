@@ -21,6 +21,8 @@ wins, and row T stands for all of them.
 
 from __future__ import annotations
 
+import math
+
 import dataclasses
 from types import ModuleType
 
@@ -61,7 +63,7 @@ class SeatsLayout(ScoreUnits):
 
   @property
   def num_keys(self) -> int:
-    return int(np.prod(self.key_shape))
+    return math.prod(self.key_shape)   # exact, however large
 
   @property
   def score_stride(self) -> int:

@@ -73,38 +73,72 @@ def check(config: ml_collections.ConfigDict) -> tuple[SeatsLayout, Settings]:
 
 def footprint(seats: SeatsLayout, group: int) -> tuple[int, int]:
   """Estimated peak (host, device) bytes of a solve."""
+  host, values = _key_bytes(seats)
+  if max(host, values) > _BEYOND:   # no machine: skip the stage sizes
+    return host + memory.RUNTIME_BYTES, values + memory.RUNTIME_BYTES
   S, U, G = multiplayer.plan_sizes(seats, group, jax.device_count())
-  n, K = seats.players, seats.num_keys
-  values = (K + 1) * n * 8 * 3             # w0, its donated copy, a gather
+  n = seats.players
   tables = S * U * G * (7 * 4 + 1)
   turns = (seats.num_rows + 1) * 6 * (n + 1) * G * 8 * 3
   stage = U * G * (n + 1) * 8 * 12
-  host = K * 8 * (2 * n + 12)              # NumPy fields and orders
   device = values + tables + turns + stage + memory.RUNTIME_BYTES
   return max(host, tables) + memory.RUNTIME_BYTES, device
 
 
-def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
-  """Refuses (MemoryRefused) a solve that cannot fit; returns the bytes."""
+# Larger than any memory: an estimate past it need not be exact.
+_BEYOND = 2**50
+
+
+def _key_bytes(seats: SeatsLayout) -> tuple[int, int]:
+  """(host, device) bytes that grow with the keys alone, in closed form:
+  a lower bound of `footprint` that costs nothing to compute."""
+  n, K = seats.players, seats.num_keys
+  values = (K + 1) * n * 8 * 3             # w0, its donated copy, a gather
+  host = K * 8 * (2 * n + 12)              # NumPy fields and orders
+  return host, values
+
+
+def _need(seats: SeatsLayout, group: int) -> int:
   host, device = footprint(seats, group)
-  need = max(host, device) if jax.default_backend() == "cpu" else device
+  return max(host, device) if jax.default_backend() == "cpu" else device
+
+
+def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
+  """Refuses (MemoryRefused) a solve that cannot fit; returns the bytes.
+  Every setting a refusal offers is checked to fit by the same estimate."""
+  need = _need(seats, group)
   have = memory.available_bytes(on_device=True)
   if settings.memory_limit_gb is not None:
     have = (int(settings.memory_limit_gb * 2**30), "memory_limit_gb")
   if need <= 0.8 * have[0]:
     return need
-  hints = []   # only for a refusal: each a smaller game's estimate
-  least = max(seats.rules.bank_minimum, seats.unit)   # a valid goal
-  for goal in range(seats.rules.goal - seats.unit, least - 1,
-                    -seats.unit * 10):
-    smaller = SeatsLayout(seats.rules.replace(goal=goal))
-    if max(footprint(smaller, group)) <= 0.8 * have[0]:
-      hints.append(f"rules.goal={goal} or lower")
-      break
-  if seats.players > 2:
+  fits = lambda rules: _need(SeatsLayout(rules), group) <= 0.8 * have[0]
+  r, unit, hints = seats.rules, seats.rules.step, []
+  lowest_goal = -(-max(r.bank_minimum, unit, r.low + unit) // unit)
+  goal = _largest(lowest_goal, r.goal // unit - 1,
+                  lambda g: fits(r.replace(goal=g * unit)))
+  if goal is not None:
+    hints.append(f"rules.goal={goal * unit} or lower")
+  if r.has_penalty:   # a higher floor: fewer scores below 0
+    depth = _largest(0, -(r.floor // unit) - 1,
+                     lambda x: fits(r.replace(floor=-x * unit)))
+    if depth is not None:
+      hints.append(f"rules.floor={-depth * unit} or higher")
+  if seats.players > 3 and fits(r.replace(players=seats.players - 1)):
     hints.append(f"rules.players={seats.players - 1}")
   return memory.check(need, f"{seats.players} players, "
                       f"{seats.num_keys:,} keys", have, hints, share=0.8)
+
+
+def _largest(lo: int, hi: int, fits) -> int | None:
+  """The largest x in lo..hi with fits(x), where fits holds up to some x
+  and fails above it (bisection: a few dozen estimates), or None."""
+  if hi < lo or not fits(lo):
+    return None
+  while lo < hi:
+    mid = (lo + hi + 1) // 2
+    lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+  return lo
 
 
 def fingerprint(seats: SeatsLayout) -> dict[str, Any]:
@@ -139,6 +173,7 @@ def run(config: ml_collections.ConfigDict, workdir: str) -> dict[str, Any]:
                jax.device_count())
   os.makedirs(workdir, exist_ok=True)
   with locking.WorkdirLock(workdir):
+    results.remove_stale_temporaries(workdir)
     mesh = placement.make_mesh()
     tables, plan = multiplayer.build(seats, group, settings.norm == "relative",
                                      mesh)
