@@ -31,7 +31,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
-from farkle_jax import command_line
+from farkle_jax import command_line, progress
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.game.rules import Rules
@@ -130,6 +130,15 @@ def _usage(flag: str, value, allowed: str):
   raise configuration.ConfigError(f"--{flag}={value}: expected {allowed}")
 
 
+def _check_counts() -> None:
+  """The flags that bound simulations, for every command."""
+  if not 2 <= _GAMES.value <= simulation.MAX_GAMES or _GAMES.value % 2:
+    _usage("games", _GAMES.value, f"an even number of games from 2 to "
+           f"{simulation.MAX_GAMES:,}")
+  if not 0 <= _SEED.value < 2**32:
+    _usage("seed", _SEED.value, f"an integer from 0 to {2**32 - 1}")
+
+
 def _check_flags(rules: Rules) -> None:
   """Every flag of the command line, checked before any compute."""
   step, low = rules.step, rules.low
@@ -139,15 +148,12 @@ def _check_flags(rules: Rules) -> None:
              f"[{low}, {rules.goal - step}]")
   for name in (_A.value, _B.value):
     catalog.check_name(name, step)
-  if _GAMES.value < 2 or _GAMES.value % 2:
-    _usage("games", _GAMES.value, "an even number of games >= 2")
-  if _SEED.value < 0:
-    _usage("seed", _SEED.value, "an integer >= 0")
-  if _K_MAX.value < 0 or _K_MAX.value % step:
-    _usage("k_max", _K_MAX.value, f"a score >= 0, a multiple of {step}")
-  if _T_LAST.value < 0 or _T_LAST.value % step:
-    _usage("t_last", _T_LAST.value, f"a turn total >= 0, a multiple of "
-           f"{step}")
+  if not 0 <= _K_MAX.value <= rules.goal or _K_MAX.value % step:
+    _usage("k_max", _K_MAX.value, f"a score from 0 to the goal "
+           f"{rules.goal}, a multiple of {step}")
+  if not 0 <= _T_LAST.value <= rules.goal or _T_LAST.value % step:
+    _usage("t_last", _T_LAST.value, f"a turn total from 0 to the goal "
+           f"{rules.goal}, a multiple of {step}")
 
 
 def _evaluate(ctx: catalog.Context) -> dict:
@@ -165,8 +171,12 @@ def _simulate(ctx: catalog.Context) -> dict:
   start = _start()
   exact = evaluation.evaluate(a, b, ctx.layout, ctx.roll, start)
   t0 = time.time()
-  est = simulation.simulate(a, b, ctx.layout, ctx.roll, _GAMES.value,
-                            _SEED.value, start)
+  bar = progress.CountBar("games")
+  try:
+    est = simulation.simulate(a, b, ctx.layout, ctx.roll, _GAMES.value,
+                              _SEED.value, start, on_progress=bar)
+  finally:
+    bar.close()
   secs = time.time() - t0
   rows = figures.compare(est, exact)
   for c in rows:
@@ -258,7 +268,7 @@ def _seat_game(config, workdir: str | None) -> seat_game.SeatGame:
     game = seat_game.SeatGame.load(workdir, _ALLOW.value)
     if game.rules == seats.rules:
       return game
-  except seat_game.PositionError:
+  except results.ResultsError:   # none there yet, or another one
     pass
   try:
     multiplayer_run.run(config, workdir)
@@ -298,8 +308,12 @@ def _seated(config, workdir) -> dict:
   rows = []
   for seat in range(game.seats.players):
     ex, opt = exact[seat][opening][seat], game.w0[opening][seat]
-    wins = seated.simulate(game, play, seat, _GAMES.value,
-                           _SEED.value + seat)
+    bar = progress.CountBar(f"games, seat {seat + 1}")
+    try:
+      wins = seated.simulate(game, play, seat, _GAMES.value,
+                             _SEED.value + seat, on_progress=bar)
+    finally:
+      bar.close()
     p = wins[seat] / _GAMES.value
     se = (p * (1 - p) / _GAMES.value) ** 0.5
     print(f"seat {seat + 1}: {guest} wins {ex:.6f} exact, optimal "
@@ -325,6 +339,7 @@ def main(argv):
   if len(argv) != 2 or argv[1] not in names:
     raise app.UsageError(f"give one command: {' | '.join(names)}")
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
+  _check_counts()
   name, players = argv[1], _CONFIG.value.rules.get("players", 2)
   if name in SEAT_COMMANDS and players == 2:
     raise configuration.ConfigError(
@@ -335,6 +350,9 @@ def main(argv):
         f"{name}: for exactly two players (rules.players = {players}); "
         "with more, use seats or seated")
   if name in SEAT_COMMANDS:
+    if name == "seated" and _GAMES.value > seated.MAX_GAMES:
+      _usage("games", _GAMES.value, f"at most {seated.MAX_GAMES:,} for "
+             "seated (a game at a time)")
     if name == "seated" and _CONFIG.value.rules.penalty:
       raise configuration.ConfigError(
           "seated: rules without a farkle penalty only (rules.penalty = 0)")

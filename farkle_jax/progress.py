@@ -1,5 +1,6 @@
-"""A progress bar for a solve: how far the max change has fallen to the
-tolerance, with the sweep, the change and the ETA.
+"""Progress of long commands: a bar for a solve (how far the max change has
+fallen to the tolerance, with the sweep, the change and the ETA), and one
+for work counted in items (games simulated).
 
 A solve's length is not known in sweeps, but its max change falls roughly
 geometrically, so the bar measures decades: 0% at the largest change seen so
@@ -10,9 +11,12 @@ far, 100% at the tolerance. `main` shows it when its output is a terminal
 from __future__ import annotations
 
 import math
+import sys
+import time
 from typing import Any, Callable
 
 import tqdm
+from absl import logging
 
 from farkle_jax.solver.driver import ChunkReport
 
@@ -55,6 +59,46 @@ class ResidualBar:
         f"sweep {report.iteration}, max change {report.residual:.2e} "
         f"(tol {report.tol:.0e}), eta {report.eta}", refresh=False)
     self._bar.refresh()
+
+  def close(self) -> None:
+    if self._bar is not None:
+      self._bar.close()
+
+
+LOG_SECONDS = 10  # a log line at least this often where no bar is shown
+
+
+class CountBar:
+  """Callable as `on_progress(done, total)`: a bar with the ETA when the
+  output is a terminal, else a log line every LOG_SECONDS; close it when
+  done.
+
+  Args:
+    what: the items counted, e.g. "games".
+    bar: a tqdm-like factory, or None for log lines (default: a bar when
+      stderr is a terminal).
+  """
+
+  def __init__(self, what: str, bar: Callable[..., Any] | None = None):
+    if bar is None and sys.stderr.isatty():
+      bar = tqdm.tqdm
+    self._what, self._factory, self._bar = what, bar, None
+    self._start = self._logged = time.time()
+
+  def __call__(self, done: int, total: int) -> None:
+    if self._factory is not None:
+      if self._bar is None:
+        self._bar = self._factory(total=total, unit=f" {self._what}",
+                                  unit_scale=True)
+      self._bar.n = done
+      self._bar.refresh()
+      return
+    now = time.time()
+    if now - self._logged >= LOG_SECONDS and 0 < done < total:
+      eta = (now - self._start) * (total - done) / done
+      logging.info("%s %s of %s (%.0f%%), ETA %d s", self._what, f"{done:,}",
+                   f"{total:,}", 100 * done / total, eta)
+      self._logged = now
 
   def close(self) -> None:
     if self._bar is not None:

@@ -65,16 +65,19 @@ class SeatGame:
       integrity.verify_arrays({"start_values": w0}, summary["checksums"],
                               path)
     except (OSError, ValueError, TypeError) as e:
-      raise PositionError(f"--workdir={workdir}: no intact N-player run "
-                          f"there ({str(e).splitlines()[0][:200]})") from None
+      raise results.ResultsError(
+          f"--workdir={workdir}: no intact N-player run there "
+          f"({str(e).splitlines()[0][:200]})") from None
     if not summary.get("converged") and not allow_unconverged:
-      raise PositionError(f"--workdir={workdir}: the run did not converge; "
-                          "pass --allow_unconverged to read it anyway")
+      raise results.ResultsError(
+          f"--workdir={workdir}: the run did not converge; pass "
+          "--allow_unconverged to read it anyway")
     seats = SeatsLayout(rules_lib.from_mapping(
         {"preset": "facebook", **summary["rules"]}))
     if w0.shape != seats.key_shape + (seats.players,):
-      raise PositionError(f"--workdir={workdir}: start_values.npy has shape "
-                          f"{w0.shape}, not that of its rules")
+      raise results.ResultsError(
+          f"--workdir={workdir}: start_values.npy has shape {w0.shape}, "
+          "not that of its rules")
     return cls(w0, seats, summary)
 
   # Positions.
@@ -134,9 +137,11 @@ class SeatGame:
     return np.concatenate([seats.from_next(self.w0[nxt]), [0.0]])
 
   def _units(self, t: int, what: str = "t") -> int:
-    if t % self.seats.unit or t < 0:
+    rules = self.seats.rules
+    top = rules.goal - rules.low   # any turn total wins before this one
+    if t % self.seats.unit or not 0 <= t <= top:
       raise PositionError(f"{what}={t}: a turn total is a multiple of "
-                          f"{self.seats.unit}, at least 0")
+                          f"{self.seats.unit} from 0 to {top}")
     return t // self.seats.unit
 
   def decision(self, scores, t: int, n: int, counts=None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -20,6 +20,10 @@ import numpy as np
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import memory
+
+# A simulation's most games: 6 minutes at 280,000 games/s (goal 1,000,
+# 2 cores); longer games take longer, shown by the progress bar's ETA.
+MAX_GAMES = 10**8
 from farkle_jax.strategy.policies import Strategy
 
 
@@ -177,7 +181,9 @@ def _play(key, first_is_a, start, pols, roll_arrays, layout: StateLayout,
 def simulate(a: Strategy | Dense, b: Strategy | Dense, layout: StateLayout,
              roll: roll_tables.RollTables, games: int, seed: int = 0,
              start: tuple[int, int] = (0, 0), batch: int = 2 ** 18,
-             max_steps: int = 100_000) -> Estimate:
+             max_steps: int = 100_000,
+             on_progress: Callable[[int, int], None] | None = None
+             ) -> Estimate:
   """Plays `games` games of A against B (half with A first).
 
   Args:
@@ -187,7 +193,10 @@ def simulate(a: Strategy | Dense, b: Strategy | Dense, layout: StateLayout,
     seed: PRNG seed; the same seed gives the same games.
     start: banked scores (points) of the first and second player.
     batch: games per jitted batch.
+    on_progress: told (games played, games) after each batch.
   """
+  if not 0 < games <= MAX_GAMES:
+    raise ValueError(f"games={games}: from 1 to {MAX_GAMES:,}")
   if layout.rules.final_round:
     raise ValueError("the final round is not modelled here yet (the chaser's "
                      "last turn): use rules without rules.final_round")
@@ -214,6 +223,8 @@ def simulate(a: Strategy | Dense, b: Strategy | Dense, layout: StateLayout,
       wins[flag][0] += int(a_won[fa == flag].sum())
       wins[flag][1] += int((fa == flag).sum())
     steps = max(steps, int(st_i))
+    if on_progress is not None:
+      on_progress(s0 + g, games)
 
   def rate(w, m):
     p = w / m
