@@ -4,9 +4,12 @@ Every entry point (`main`, `table`, `analyze`) runs through `run(main)`: it
 parses the flags itself, so that a mistake on the command line (an unknown or
 misspelled flag or config field, a config file that does not exist or fails
 to load, a value of the wrong type) ends in one line on stderr with exit code
-2, and a failure of the run (memory, a damaged or foreign checkpoint, a run
-that did not converge, a locked workdir, a full disk) in one line with exit
-code 1. `--verbose` shows the traceback as well, for bug reports.
+2, and a failure of the run (memory, a damaged or foreign checkpoint or
+file, a run that did not converge, a locked workdir, a full disk, any OS
+error with its path) in one line with exit code 1, whatever the number of
+players. Ctrl-C ends in one line with exit code 130 (what was saved stays);
+anything else, a bug, in one line with exit code 3. `--verbose` shows the
+traceback as well, for bug reports.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import os
 import re
 import sys
 import traceback
+import zipfile
 from typing import Callable, NoReturn
 
 from absl import app, flags
@@ -28,6 +32,8 @@ from farkle_jax.strategy import catalog, seat_game, solved_game
 
 USAGE_EXIT = 2    # the command line asks for something not allowed
 FAILURE_EXIT = 1  # the run could not do what was asked
+INTERNAL_EXIT = 3  # a failure nobody foresaw: a bug, to report
+INTERRUPTED_EXIT = 130  # Ctrl-C (SIGINT), as shells count it
 
 OUR_USAGE_ERRORS = (configuration.ConfigError, catalog.StrategyError,
                     solved_game.PositionError)
@@ -175,25 +181,66 @@ def _parse(argv: list[str]) -> list[str]:
 
 
 def guarded(main: Callable[[list[str]], None]) -> Callable[[list[str]], None]:
-  """`main`, with our errors turned into one line and an exit code."""
+  """`main`, with every failure turned into one line and an exit code."""
 
   def wrapper(argv):
     try:
       main(argv)
-    except USAGE_ERRORS as e:
-      fail(_flag_message(e) if isinstance(e, flags.Error) else str(e),
-           USAGE_EXIT, e, _VERBOSE.value)
-    except FAILURES as e:
-      fail(_failure_message(e), FAILURE_EXIT, e, _VERBOSE.value)
+    except SystemExit:
+      raise
+    except BaseException as e:  # one line for anything, by its kind
+      code, message = classify(e)
+      fail(message, code, e, _VERBOSE.value)
 
   return wrapper
+
+
+def classify(exc: BaseException) -> tuple[int, str]:
+  """(exit code, one line) of a failure; see the module doc."""
+  if isinstance(exc, KeyboardInterrupt):
+    return INTERRUPTED_EXIT, ("interrupted; what was saved stays, and the "
+                              "same command resumes a solve from its last "
+                              "checkpoint")
+  chain = _chain(exc)
+  for e in chain:   # our own errors say best what went wrong
+    if isinstance(e, USAGE_ERRORS):
+      return USAGE_EXIT, (_flag_message(e) if isinstance(e, flags.Error)
+                          else _first_line(e))
+    if isinstance(e, OUR_FAILURES):
+      return FAILURE_EXIT, _failure_message(e)
+  for e in chain:   # the OS's reason, however deep a library wrapped it
+    if isinstance(e, OSError):
+      return FAILURE_EXIT, _failure_message(e)
+  for e in chain:
+    if isinstance(e, MemoryError):
+      return FAILURE_EXIT, ("out of memory; a smaller model (a lower "
+                            "rules.goal or a higher rules.floor) would fit")
+    if "RESOURCE_EXHAUSTED" in str(e):
+      return FAILURE_EXIT, f"out of memory: {_first_line(e)}"
+    if isinstance(e, (zipfile.BadZipFile, EOFError)):
+      return FAILURE_EXIT, f"a damaged file: {_first_line(e)}"
+  return INTERNAL_EXIT, (f"internal error ({type(exc).__name__}: "
+                         f"{_first_line(exc)}); please report it with the "
+                         "output of the same command with --verbose")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+  chain = []
+  while exc is not None and exc not in chain:
+    chain.append(exc)
+    exc = exc.__cause__ or exc.__context__
+  return chain
+
+
+def _first_line(exc: BaseException) -> str:
+  return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
 
 
 def _failure_message(exc: BaseException) -> str:
   if isinstance(exc, OSError) and not isinstance(exc, OUR_FAILURES):
     where = f" ({exc.filename})" if exc.filename else ""
-    return f"{exc.strerror or exc}{where}"
-  return str(exc)
+    return f"{exc.strerror or _first_line(exc)}{where}"
+  return _first_line(exc)
 
 
 def refuse_given(names: tuple[str, ...], why: str) -> None:

@@ -10,10 +10,13 @@ It binds to localhost unless --host says otherwise. The JSON API behind the
 page is described in `web_app` and in the README.
 """
 
+import os
+import socket
+
 from absl import app, flags, logging
 
 import farkle_jax  # noqa: F401  (enables float64)
-from farkle_jax import command_line, seats_web, web_app
+from farkle_jax import command_line, seats_web, web_app, web_guard
 from farkle_jax.solver import configuration
 from farkle_jax.strategy import seat_game, solved_game
 
@@ -38,17 +41,26 @@ def main(argv):
   if seat_game.is_seats_run(_WORKDIR.value):
     game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
     game.turn((0,) * game.seats.players)       # compile before serving
-    label, app_ = f"{game.seats.players} players", seats_web.create_app(game)
+    label, app_ = f"{game.seats.players} players", seats_web.create_app(
+        game, web_guard.allowed_hosts(_HOST.value))
   else:
     game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value,
                                        _ALLOW.value)
     game.win_probability(solved_game.Position(0, 0))  # compile first
-    label, app_ = game.label, web_app.create_app(game)
+    label, app_ = game.label, web_app.create_app(
+        game, web_guard.allowed_hosts(_HOST.value))
   if _HOST.value not in ("127.0.0.1", "localhost", "::1"):
     logging.warning("serving on %s: other machines can reach it", _HOST.value)
+  try:  # bound here, so a port in use is one line before any banner
+    sock = socket.create_server((_HOST.value, _PORT.value))
+  except OSError as e:
+    raise OSError(e.errno, f"cannot listen on {_HOST.value}:{_PORT.value}: "
+                  f"{os.strerror(e.errno)}") from None
+  port = sock.getsockname()[1]
   print(f"farkle_jax explorer ({game.rules.name} to {game.rules.goal}, "
-        f"{label}) on http://{_HOST.value}:{_PORT.value}/", flush=True)
-  uvicorn.run(app_, host=_HOST.value, port=_PORT.value, log_level="warning")
+        f"{label}) on http://{_HOST.value}:{port}/", flush=True)
+  server = uvicorn.Server(uvicorn.Config(app_, log_level="warning"))
+  server.run(sockets=[sock])
 
 
 if __name__ == "__main__":

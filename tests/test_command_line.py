@@ -1,11 +1,15 @@
-"""Every user error of the entry points: one line, exit 2 (usage) or 1."""
+"""Every user error of the entry points: one line, exit 2 (usage) or 1;
+Ctrl-C 130; a bug 3."""
 
+import errno
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import time
+import zipfile
 
 import numpy as np
 import pytest
@@ -216,3 +220,132 @@ def test_a_flag_out_of_its_bounds_is_named():
       [sys.executable, "experiments/sweep_cost.py", *TINY, "--sweeps=0"],
       cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
   _one_line(out, 2, "--sweeps=0", "not a positive integer")
+
+
+def test_every_kind_of_failure_has_its_exit_code():
+  from farkle_jax import command_line as cl
+  assert cl.classify(KeyboardInterrupt()) == (
+      cl.INTERRUPTED_EXIT, cl.classify(KeyboardInterrupt())[1])
+  assert "resumes" in cl.classify(KeyboardInterrupt())[1]
+  try:  # an OS error wrapped by a library (Orbax, TensorStore) is one
+    try:
+      raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/w/x")
+    except OSError as e:
+      raise ValueError("RESOURCE_EXHAUSTED: long\nstory") from e
+  except ValueError as e:
+    assert cl.classify(e) == (cl.FAILURE_EXIT,
+                              "No space left on device (/w/x)")
+  assert cl.classify(zipfile.BadZipFile("File is not a zip file")) == (
+      cl.FAILURE_EXIT, "a damaged file: File is not a zip file")
+  assert cl.classify(MemoryError())[0] == cl.FAILURE_EXIT
+  code, line = cl.classify(RuntimeError("a bug\nsecond line"))
+  assert code == cl.INTERNAL_EXIT and "RuntimeError: a bug" in line
+  assert "--verbose" in line and "\n" not in line
+
+
+@pytest.mark.parametrize("module, args, code, words", [
+    ("farkle_jax.main", ("--config.rules.goal=1000000000000",), 2,
+     ("rules.goal", "1,000,000,000")),
+    ("farkle_jax.main", ("--config.rules.floor=-100000000000000000000",), 2,
+     ("rules.floor",)),
+    ("farkle_jax.main", ("--config.rules.penalty_count=1000000",), 2,
+     ("penalty_count", "1 to 100")),
+    ("farkle_jax.main", ("--config.rules.players=3",
+                         "--config.rules.goal=1000000"), 1,
+     ("needs about", "rules.goal=")),
+    ("farkle_jax.main", ("--config.rules.players=6",), 1,
+     ("would fit",)),
+    ("farkle_jax.analyze", ("simulate", "--games=1000000000"), 2,
+     ("--games", "100,000,000")),
+    ("farkle_jax.analyze", ("maxscore", "--t_last=10" + "0" * 30), 2,
+     ("--t_last", "to the goal")),
+    ("farkle_jax.analyze", ("komi", "--k_max=10" + "0" * 20), 2,
+     ("--k_max",)),
+])
+def test_numbers_out_of_range_fail_at_once(tmp_path, module, args, code,
+                                           words):
+  """Refused in one line before any compute (the memory estimate of a
+  huge game included: closed form)."""
+  command, config = (), ("--config", "configs/default.py")
+  if module == "farkle_jax.analyze":
+    command, args = args[:1], args[1:]
+    config = ("--config", "configs/tiny.py:minimal")
+  out = _run(module, *command, *config, *args, f"--workdir={tmp_path}/w",
+             timeout=60)
+  _one_line(out, code, *words)
+  if code == 1 and "players=6" in " ".join(args):
+    # no hint that would itself be refused
+    assert "rules.players=5" not in out.stderr
+
+
+def test_a_turn_total_beyond_the_game_for_three_players(three_players):
+  out = _run("farkle_jax.advise", f"--workdir={three_players}",
+             "--t=10" + "0" * 100)
+  _one_line(out, 2, "t=1", "from 0 to")
+
+
+def test_the_same_damage_exits_the_same_for_two_and_three_players(
+    tiny_runs, three_players, tmp_path):
+  for name, run in (("two", tiny_runs("minimal")[3]),
+                    ("three", three_players)):
+    copy = tmp_path / name
+    shutil.copytree(run, copy)
+    (copy / "start_values.npy").write_bytes(b"not an array")
+    args = ("--scores=0,0,0",) if name == "three" else ()
+    _one_line(_run("farkle_jax.table", f"--workdir={copy}", *args), 1,
+              "damaged" if name == "two" else "no intact")
+
+
+def test_a_flipped_byte_in_shipped_style_values_is_one_line(tmp_path):
+  from farkle_jax.strategy import solved_game
+  copy = tmp_path / "default"
+  shutil.copytree(os.path.join(solved_game.DATA, "default"), copy)
+  path = copy / "start_values.npz"
+  data = bytearray(path.read_bytes())
+  data[len(data) // 2] ^= 0xFF
+  path.write_bytes(bytes(data))
+  _one_line(_run("farkle_jax.table", f"--workdir={copy}"), 1,
+            "start_values.npz is missing or damaged")
+
+
+def test_ctrl_c_is_one_line_and_the_rerun_is_exact(tmp_path):
+  from farkle_jax.strategy import solved_game
+  args = ("--config", "configs/default.py", f"--workdir={tmp_path}",
+          "--config.checkpoint.every=1", "--config.solver.sweeps_per_call=1")
+  solve = subprocess.Popen([sys.executable, "-m", "farkle_jax.main", *args],
+                           cwd=ROOT, env=ENV, stderr=subprocess.PIPE,
+                           text=True)
+  for _ in range(1200):   # interrupted once its second sweep is saved
+    if (tmp_path / "checkpoints" / "2").exists() or solve.poll() is not None:
+      break
+    time.sleep(0.1)
+  solve.send_signal(signal.SIGINT)
+  _, err = solve.communicate(timeout=120)
+  out = subprocess.CompletedProcess(solve.args, solve.returncode, "", err)
+  _one_line(out, 130, "interrupted", "resumes")
+  rerun = _run("farkle_jax.main", *args)
+  assert rerun.returncode == 0, rerun.stderr[-2000:]
+  np.testing.assert_array_equal(np.load(tmp_path / "start_values.npy"),
+                                solved_game.SolvedGame.shipped("default").run.w0)
+  assert not list(tmp_path.glob("*.tmp*"))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_sigkill_at_a_random_moment_then_rerun_is_exact(tmp_path, seed):
+  """Killed anywhere (compiling, sweeping, saving, writing the results):
+  the rerun ends at the values of an uninterrupted solve, bit for bit,
+  with nothing left over."""
+  from farkle_jax.strategy import solved_game
+  args = ("--config", "configs/default.py", f"--workdir={tmp_path}",
+          "--config.checkpoint.every=1", "--config.solver.sweeps_per_call=1")
+  solve = subprocess.Popen([sys.executable, "-m", "farkle_jax.main", *args],
+                           cwd=ROOT, env=ENV, stderr=subprocess.DEVNULL)
+  time.sleep(np.random.default_rng(seed).uniform(2.0, 9.0))
+  solve.send_signal(signal.SIGKILL)
+  solve.wait()
+  rerun = _run("farkle_jax.main", *args)
+  assert rerun.returncode == 0, rerun.stderr[-2000:]
+  np.testing.assert_array_equal(np.load(tmp_path / "start_values.npy"),
+                                solved_game.SolvedGame.shipped("default").run.w0)
+  leftovers = [p for p in tmp_path.rglob("*") if "tmp" in p.name]
+  assert not leftovers, leftovers

@@ -256,3 +256,84 @@ def test_unconverged_run_exits_with_an_error_and_is_refused_by_readers(
     results.load(str(tmp_path))
   run = results.load(str(tmp_path), allow_unconverged=True)
   assert not run.summary["converged"] and run.summary["iterations"] == 2
+
+
+def _no_tmp(directory: str) -> bool:
+  return not [n for _, dirs, files in os.walk(directory)
+              for n in dirs + files if ".tmp" in n or "-tmp" in n]
+
+
+_ENOSPC_FROM_TENSORSTORE = (
+    "RESOURCE_EXHAUSTED: Error writing \"vector/0\" in OCDBT database: "
+    "Failed to write 391540 bytes to file 5: No space left on device "
+    "[os_error_code='28']")
+
+
+@pytest.mark.parametrize("where", ["save", "wait_until_finished"])
+def test_a_save_failing_inside_orbax_is_one_os_error_and_resumes(
+    base, tmp_path, monkeypatch, where):
+  """Orbax reports a full disk as a ValueError of TensorStore's, at the
+  save or (asynchronously) at the next wait: either way one OSError with
+  the OS's reason, its half-written directory removed, and a rerun exact."""
+  import orbax.checkpoint as ocp
+  workdir = str(tmp_path / "w")
+  real = getattr(ocp.CheckpointManager, where)
+
+  calls = []
+
+  def failing(self, *args, **kwargs):
+    steps = self.all_steps()
+    if steps and max(steps) >= 2:
+      if not calls:   # the half-written save, once
+        os.makedirs(os.path.join(str(self.directory),
+                                 "3.orbax-checkpoint-tmp-7"))
+      calls.append(where)
+      raise ValueError(_ENOSPC_FROM_TENSORSTORE)
+    return real(self, *args, **kwargs)
+
+  monkeypatch.setattr(ocp.CheckpointManager, where, failing)
+  with pytest.raises(checkpointing.CheckpointWriteError) as failed:
+    driver.run(_config(), workdir)
+  monkeypatch.undo()
+  assert failed.value.errno == errno.ENOSPC
+  assert "could not save checkpoint" in str(failed.value)
+  assert _no_tmp(workdir)
+  assert _exact_or_refused(workdir, base) == "exact"
+
+
+def test_a_full_disk_while_writing_results_leaves_no_temporary_file(
+    base, tmp_path, monkeypatch):
+  workdir = _copy(base, tmp_path)
+
+  def half_then_full(f, array, **kwargs):
+    f.write(b"\x93NUMPY" + b"\0" * 1000)
+    _no_space()
+
+  monkeypatch.setattr(results.np, "save", half_then_full)
+  with pytest.raises(OSError, match="No space left"):
+    driver.run(_config(), workdir)
+  monkeypatch.undo()
+  assert _no_tmp(workdir)
+  assert _exact_or_refused(workdir, base) == "exact"
+
+
+def test_a_real_full_disk_where_the_machine_allows_a_small_tmpfs(base,
+                                                                 tmp_path):
+  """The same on a 200 kB tmpfs (root on Linux); skipped where mounting is
+  not allowed (the injected faults above cover the same paths)."""
+  import subprocess
+  mount = tmp_path / "full"
+  mount.mkdir()
+  done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs",
+                         str(mount)], capture_output=True)
+  if done.returncode != 0:
+    pytest.skip("no tmpfs here: " + done.stderr.decode()[:100])
+  try:
+    workdir = str(mount / "run")
+    with pytest.raises(OSError) as failed:
+      driver.run(_config(), workdir)
+    assert failed.value.errno == errno.ENOSPC
+    assert _no_tmp(workdir)
+    subprocess.run(["umount", str(mount)], check=True)
+  finally:
+    subprocess.run(["umount", str(mount)], capture_output=True)

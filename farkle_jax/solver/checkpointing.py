@@ -12,8 +12,11 @@ line, and the previous one is tried; with none left the run starts over.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 import os
+import re
 import shutil
 import time
 from typing import Any, Callable, Mapping
@@ -28,14 +31,44 @@ from farkle_jax.solver import integrity, placement
 
 
 class QuietOrbax(logging.Filter):
-  """Drops the INFO chatter of Orbax; its warnings and errors still show."""
+  """Drops the INFO chatter of Orbax, and its ERROR records: the failed
+  save they report reaches the caller as a `CheckpointWriteError` (one
+  line; --verbose prints its whole chain). Its warnings still show."""
 
   def filter(self, record):
-    return record.levelno >= logging.WARNING or "orbax" not in record.pathname
+    return ("orbax" not in record.pathname
+            or logging.WARNING <= record.levelno < logging.ERROR)
 
 
 class CheckpointMismatch(RuntimeError):
   """A checkpoint in the workdir was written for a different model."""
+
+
+class CheckpointWriteError(OSError):
+  """A checkpoint could not be written (a full disk, no permission): the
+  run stops, its earlier checkpoints intact."""
+
+
+def _write_error(error: Exception, what: str, directory: str
+                 ) -> CheckpointWriteError:
+  """One OSError for a failed save, with the OS's reason when the error
+  (Orbax's, TensorStore's, or the OS's own) names one."""
+  chain, e = [], error
+  while e is not None and e not in chain:
+    chain.append(e)
+    e = e.__cause__ or e.__context__
+  for e in chain:
+    if isinstance(e, OSError) and e.errno:
+      return CheckpointWriteError(e.errno, f"{what}: {e.strerror}",
+                                  directory)
+  text = " ".join(str(e) for e in chain)
+  code = re.search(r"os_error_code='?(\d+)", text)
+  if code:
+    errno_ = int(code.group(1))
+    return CheckpointWriteError(errno_, f"{what}: {os.strerror(errno_)}",
+                                directory)
+  first = (text.strip().splitlines() or [type(error).__name__])[0][:200]
+  return CheckpointWriteError(errno.EIO, f"{what}: {first}", directory)
 
 
 def _manager(directory: str, keep: int) -> ocp.CheckpointManager:
@@ -61,6 +94,7 @@ class Checkpoints:
     self.fingerprint = dict(fingerprint)
     self.retired = retired
     self.manager = _manager(directory, keep)
+    self._pending = None   # the step of the last save begun
 
   def latest_step(self) -> int | None:
     return self.manager.latest_step()
@@ -74,9 +108,16 @@ class Checkpoints:
                  for k, v in state.items()}
     meta = integrity.seal({"fingerprint": self.fingerprint,
                            "checksums": checksums, **(extra or {})})
-    self.manager.save(step, args=ocp.args.Composite(
-        state=ocp.args.StandardSave(dict(state)),
-        meta=ocp.args.JsonSave(meta)), force=True)
+    self.wait()   # the previous save's failure is reported as its own
+    try:
+      self._pending = step
+      self.manager.save(step, args=ocp.args.Composite(
+          state=ocp.args.StandardSave(dict(state)),
+          meta=ocp.args.JsonSave(meta)), force=True)
+    except Exception as e:
+      self._drop_unfinished()
+      raise _write_error(e, f"could not save checkpoint {step}",
+                         str(self.manager.directory)) from e
 
   def restore(self, like: Mapping[str, jax.Array],
               check: Callable[[dict[str, Any]], None] | None = None
@@ -175,11 +216,30 @@ class Checkpoints:
         "--workdir or delete that checkpoint directory")
 
   def wait(self) -> None:
-    self.manager.wait_until_finished()
+    """Waits for an asynchronous save; CheckpointWriteError if it failed."""
+    try:
+      self.manager.wait_until_finished()
+    except Exception as e:
+      self._drop_unfinished()
+      raise _write_error(e, f"could not save checkpoint {self._pending}",
+                         str(self.manager.directory)) from e
 
   def close(self) -> None:
-    self.manager.wait_until_finished()
+    try:
+      self.wait()
+    except BaseException:   # reported as it is; closing may fail the same
+      with contextlib.suppress(Exception):
+        self.manager.close()
+      self._drop_unfinished()
+      raise
     self.manager.close()
+
+  def _drop_unfinished(self) -> None:
+    """Removes the temporary directories of saves that did not finish."""
+    directory = str(self.manager.directory)
+    for name in os.listdir(directory) if os.path.isdir(directory) else ():
+      if ".orbax-checkpoint-tmp" in name:
+        shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
 
 
 def _sharding(x) -> jax.sharding.Sharding:

@@ -91,6 +91,7 @@ def run(config: ml_collections.ConfigDict, workdir: str,
   _check_backend(rules, layout, settings)
   _plan_memory(layout, settings, None)  # from the sizes, before any table
   with _lock(workdir):
+    results.remove_stale_temporaries(workdir)
     roll = roll_tables.build(rules)
     chunk = _compile(layout, roll, settings)
     need = _plan_memory(layout, settings, chunk.memory_bytes())

@@ -9,8 +9,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import zipfile
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -40,12 +43,29 @@ class ResultsError(RuntimeError):
 
 
 def _replace_atomically(path: str, write) -> None:
+  """Writes `path` whole or not at all: a temporary file beside it, moved
+  over it once complete, and removed on any failure (a full disk,
+  Ctrl-C)."""
   tmp = f"{path}.tmp{os.getpid()}"
-  with open(tmp, "wb") as f:
-    write(f)
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
+  try:
+    with open(tmp, "wb") as f:
+      write(f)
+      f.flush()
+      os.fsync(f.fileno())
+    os.replace(tmp, path)
+  except BaseException:
+    with contextlib.suppress(OSError):
+      os.remove(tmp)
+    raise
+
+
+def remove_stale_temporaries(workdir: str) -> None:
+  """Removes what a killed writer left of `_replace_atomically` (call it
+  holding the workdir's lock: no other writer is at work)."""
+  for name in os.listdir(workdir) if os.path.isdir(workdir) else ():
+    if re.fullmatch(r".+\.tmp\d+", name):
+      with contextlib.suppress(OSError):
+        os.remove(os.path.join(workdir, name))
 
 
 def write_sealed(workdir: str, summary: dict[str, Any], w0: np.ndarray
@@ -150,7 +170,8 @@ def load(workdir: str, allow_unconverged: bool = False) -> Run:
       raise integrity.Damaged(f"shape {w0.shape}, expected {layout.key_shape}")
     integrity.verify_arrays({"start_values": w0}, summary["checksums"], path)
     integrity.check_probabilities(w0, path)
-  except (OSError, ValueError, EOFError) as e:  # Damaged is a ValueError
+  except (OSError, ValueError, EOFError, KeyError,
+          zipfile.BadZipFile) as e:  # Damaged is a ValueError
     raise ResultsError(f"{path} is missing or damaged ({_first_line(e)}); "
                        "rerun farkle_jax.main with this --workdir to rewrite "
                        "it from the checkpoints") from None
