@@ -308,9 +308,10 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
   Without a penalty each stage takes Newton steps (value and slope at the
   current farkle values, solve the pairs, repeat) until its values settle;
   on a run's first sweep (`fresh`) they start from the key (b, d + 1) that
-  an earlier stage has just solved. With a penalty (and plan.newton) the
-  stages also record how each turn ends, and the sweep ends with the Newton
-  correction of its penalty reads (`solver.newton`).
+  an earlier stage has just solved; with a penalty, it reads the penalty
+  farkles from solved keys (`_first_guesses`). With a penalty and
+  plan.newton the stages also record how each turn ends, and the sweep
+  ends with the Newton correction of its penalty reads (`solver.newton`).
 
   Args:
     vector: [V] padded W0 (donate it); stages, roll: tables; plan: sizes.
@@ -357,10 +358,16 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
                                     stages.newton.pieces, plan.layout,
                                     plan.relative)
     count = count + passes.astype(jnp.int64) * plan.pass_steps
-  delta = jnp.abs(vector - old)[:-1]
-  if plan.relative:
-    delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
-  return vector, delta.max(), work, count
+  return vector, _largest_change(vector, old, plan.relative), work, count
+
+
+def _largest_change(new: jax.Array, old: jax.Array, relative: bool
+                    ) -> jax.Array:
+  """Largest |new - old| (relative: over new) of the real entries."""
+  delta = jnp.abs(new - old)[:-1]
+  if relative:
+    delta = delta / jnp.maximum(new[:-1], jnp.finfo(new.dtype).tiny)
+  return delta.max()
 
 
 def default_b_group(layout: StateLayout) -> int:
