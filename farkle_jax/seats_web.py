@@ -20,10 +20,12 @@ import threading
 from typing import Any, Callable
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
+from farkle_jax import web_guard
 from farkle_jax.strategy import seat_game
 from farkle_jax.strategy.solved_game import PositionError, parse_dice
 
@@ -57,7 +59,10 @@ class SeatsExplorer:
             "goal": g.rules.goal, "step": g.seats.unit,
             "bank_minimum": g.rules.bank_minimum,
             "seat_win": g.summary["seat_win"],
-            "unsettled_keys": g.summary.get("unsettled_keys", 0)}
+            "unsettled_keys": g.summary.get("unsettled_keys", 0),
+            "converged": bool(g.summary.get("converged", True)),
+            "max_change": g.summary.get("final_residual"),
+            "tol": g.summary.get("tol")}
 
   def seats(self, q) -> dict[str, Any]:
     scores = self._scores(q)
@@ -66,7 +71,11 @@ class SeatsExplorer:
             "bank_from": self.game.bank_thresholds(scores)}
 
   def table(self, q) -> dict[str, Any]:
-    return self.game.turn_table(self._scores(q), None, _int(q, "t_max", 3000))
+    t_max = _int(q, "t_max", 3000)
+    if not 0 <= t_max <= max(3000, self.game.rules.goal):
+      raise PositionError(f"t_max={t_max}: from 0 to "
+                          f"{max(3000, self.game.rules.goal)}")
+    return self.game.turn_table(self._scores(q), None, t_max)
 
   def advice(self, q) -> dict[str, Any]:
     roll = q.get("roll")
@@ -75,14 +84,21 @@ class SeatsExplorer:
                             None if roll is None else parse_dice(roll))
 
 
-def create_app(game: seat_game.SeatGame) -> Starlette:
+def create_app(game: seat_game.SeatGame,
+               hosts: frozenset[str] | None = web_guard.LOOPBACK
+               ) -> Starlette:
+  """The N-player explorer's app, answering the Host names `hosts`."""
   ex = SeatsExplorer(game)
+  unconverged = not game.summary.get("converged", True)
 
   def api(fn: Callable) -> Callable:
     async def endpoint(request: Request):
       try:
         with ex.lock:
-          return JSONResponse(fn(request.query_params))
+          answer = fn(request.query_params)
+        if unconverged:   # values of a run above its tolerance, marked
+          answer["unconverged"] = True
+        return JSONResponse(answer)
       except (PositionError, ValueError) as e:
         line = (str(e).strip().splitlines() or [type(e).__name__])[0]
         return JSONResponse({"error": line[:300]}, status_code=400)
@@ -101,4 +117,5 @@ def create_app(game: seat_game.SeatGame) -> Starlette:
       Route("/", page), Route("/static/{name}", asset),
       Route("/api/info", api(ex.info)), Route("/api/seats", api(ex.seats)),
       Route("/api/table", api(ex.table)), Route("/api/advice", api(ex.advice)),
-  ])
+  ], middleware=[Middleware(web_guard.Guard, hosts=hosts)],
+      exception_handlers=web_guard.ERROR_HANDLERS)

@@ -23,10 +23,12 @@ import threading
 from typing import Any, Callable
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
+from farkle_jax import web_guard
 from farkle_jax.strategy import catalog, match
 from farkle_jax.strategy.solved_game import Position, PositionError
 from farkle_jax.strategy.solved_game import SolvedGame, parse_dice
@@ -81,7 +83,8 @@ class Explorer:
 
   def info(self, request: Request) -> dict[str, Any]:
     game, lay = self.game, self.game.layout
-    return {"rules": game.rules.to_dict(), "source": game.label,
+    return {"rules": game.rules.to_dict(), "source": _source(game.label),
+            **_convergence(game.run.summary),
             "goal": game.rules.goal, "step": lay.unit,
             "low": game.rules.low, "high": game.rules.goal - lay.unit,
             "farkle_counts": lay.num_farkle,
@@ -93,17 +96,27 @@ class Explorer:
   def table(self, request: Request) -> dict[str, Any]:
     q = request.query_params
     t_max = _int(q, "t_max", -1)
-    return self.game.turn_table(_int(q, "b"), _int(q, "d"), _int(q, "f", 0),
-                                _int(q, "e", 0),
-                                None if t_max < 0 else t_max)
+    if t_max > self.game.rules.goal:
+      raise BadRequest(f"t_max={t_max}: at most the goal "
+                       f"{self.game.rules.goal}")
+    return self._flagged(self.game.turn_table(
+        _int(q, "b"), _int(q, "d"), _int(q, "f", 0), _int(q, "e", 0),
+        None if t_max < 0 else t_max))
 
   def advice(self, request: Request) -> dict[str, Any]:
     q = request.query_params
     pos = _position(q)
     if q.get("roll") is None:
-      return {"position": pos._asdict(),
-              "decision": self.game.decision(pos).as_dict()}
-    return self.game.advise(pos, parse_dice(q["roll"])).as_dict()
+      return self._flagged({"position": pos._asdict(),
+                            "decision": self.game.decision(pos).as_dict()})
+    return self._flagged(
+        self.game.advise(pos, parse_dice(q["roll"])).as_dict())
+
+  def _flagged(self, answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer, marked when it comes from unconverged values."""
+    if not self.game.run.summary.get("converged", True):
+      answer["unconverged"] = True
+    return answer
 
   def new_game(self, body: dict[str, Any]) -> dict[str, Any]:
     opponent = body.get("opponent", "optimal")
@@ -144,8 +157,11 @@ class Explorer:
     return _view(self.game, gid, g)
 
 
-def create_app(game: SolvedGame) -> Starlette:
-  """The explorer's app over one solved game."""
+def create_app(game: SolvedGame,
+               hosts: frozenset[str] | None = web_guard.LOOPBACK
+               ) -> Starlette:
+  """The explorer's app over one solved game, answering the Host names
+  `hosts` (`web_guard`)."""
   ex = Explorer(game)
 
   def locked(fn: Callable) -> Callable:
@@ -178,7 +194,8 @@ def create_app(game: SolvedGame) -> Starlette:
       Route("/api/games/{gid}", _json(locked(ex.show_game)),
             methods=["GET"]),
       Route("/api/games/{gid}", _json(move), methods=["POST"]),
-  ])
+  ], middleware=[Middleware(web_guard.Guard, hosts=hosts)],
+      exception_handlers=web_guard.ERROR_HANDLERS)
 
 
 def _json(handler: Callable, raw: bool = False) -> Callable:
@@ -196,6 +213,19 @@ def _json(handler: Callable, raw: bool = False) -> Callable:
       return JSONResponse({"error": _one_line(e)}, status_code=400)
 
   return endpoint
+
+
+def _source(label: str) -> str:
+  """Where the values came from, without the server's paths."""
+  if label.startswith("shipped:"):
+    return label
+  return f"run {os.path.basename(os.path.normpath(label))}"
+
+
+def _convergence(summary: dict[str, Any]) -> dict[str, Any]:
+  return {"converged": bool(summary.get("converged", True)),
+          "max_change": summary.get("final_residual"),
+          "tol": summary.get("tol")}
 
 
 def _one_line(e: Exception) -> str:
@@ -218,8 +248,8 @@ def _person_moves(game: SolvedGame, g: _Game, body: dict[str, Any]) -> None:
     raise BadRequest("the game is over", 409)
   if action == "keep":
     dice = body.get("dice")
-    if not isinstance(dice, list) or not all(isinstance(x, int)
-                                             for x in dice):
+    if not isinstance(dice, list) or not all(
+        isinstance(x, int) and not isinstance(x, bool) for x in dice):
       raise BadRequest("keep: 'dice' must be a list of faces, e.g. [5]")
     g.state = match.keep(game, s, dice)
   elif action == "bank" and s.phase == "decide":
@@ -230,6 +260,10 @@ def _person_moves(game: SolvedGame, g: _Game, body: dict[str, Any]) -> None:
     if s.phase != "roll":
       raise BadRequest(f"roll: the game waits for {s.phase}", 409)
     dice = body.get("dice")
+    if dice is not None and not (isinstance(dice, list) and all(
+        isinstance(x, int) and not isinstance(x, bool) for x in dice)):
+      raise BadRequest("roll: 'dice' must be a list of faces, e.g. "
+                       "[6, 5, 3] (or left out: the server rolls)")
     g.state = match.roll(game, s, g.dice.roll(s.n) if dice is None
                          else tuple(dice))
   else:

@@ -15,7 +15,7 @@ def game(three_players):
 
 @pytest.fixture(scope="module")
 def client(game):
-  return TestClient(seats_web.create_app(game))
+  return TestClient(seats_web.create_app(game), base_url="http://localhost")
 
 
 def test_the_api_gives_the_solved_values(client, game):

@@ -15,7 +15,7 @@ def game():
 
 @pytest.fixture(scope="module")
 def client(game):
-  return TestClient(web_app.create_app(game))
+  return TestClient(web_app.create_app(game), base_url="http://localhost")
 
 
 def test_info_table_and_advice_are_the_solved_values(client, game):
@@ -91,7 +91,10 @@ def test_moves_the_game_does_not_wait_for(client):
                       ({"action": "keep", "dice": [5]}, "waits for a roll")):
     r = client.post(url, json=body)
     assert r.status_code in (400, 409) and words in r.json()["error"], r.text
-  r = client.post(url, content=b"not json")
+  r = client.post(url, content=b"not json",
+                  headers={"content-type": "application/json"})
   assert r.status_code == 400 and r.json()["error"] == "the body is not JSON"
+  r = client.post(url, content=b'{"action": "roll"}')   # no content type
+  assert r.status_code == 415 and "application/json" in r.json()["error"]
   assert client.get("/nowhere").status_code == 404
   assert client.delete("/api/games").status_code == 405
