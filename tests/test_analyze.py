@@ -83,3 +83,23 @@ def test_cli_memorized_and_komi(tiny_runs):
              workdir, "--k_max", "100")
   assert out.returncode == 0, out.stderr
   assert "fairest komi:" in out.stdout
+
+
+def test_maxscore_of_a_turn_that_need_not_end_finishes():
+  """configs/zilch.py (six dice never farkle), on a smaller goal: the
+  one-turn and the long-run figures come out."""
+  out = subprocess.run(
+      [sys.executable, "-m", "farkle_jax.analyze", "maxscore",
+       "--config", "configs/zilch.py", "--config.rules.goal=2000",
+       "--t_last=300"], cwd=ROOT, capture_output=True, text=True,
+      timeout=300)
+  assert out.returncode == 0, out.stderr[-2000:]
+  from farkle_jax.game import rules
+  from farkle_jax.strategy import expected_score
+  zilch = rules.facebook().replace(name="zilch", n_of_a_kind="double",
+                                   three_pairs=1500, straight=1500,
+                                   nothing_roll=500, goal=2000)
+  best = expected_score.solve(zilch).points_per_turn()
+  assert f"{best:.4f} points per turn" in out.stdout
+  assert "long run, with 500 off for 3 farkles in a row" in out.stdout
+  assert "n=6: bank from t=None" in out.stdout

@@ -68,3 +68,38 @@ def test_thresholds_and_table_text():
     assert not (sol.bank[:t, n - 1] & earlier).any()
   text = expected_score.format_gain_table(sol, reach, 100)
   assert text.splitlines()[2].split()[1] == "-"      # (t=50, n=6)
+
+
+ZILCH = rules.facebook().replace(name="zilch", n_of_a_kind="double",
+                                 three_pairs=1500, straight=1500,
+                                 nothing_roll=500)
+
+
+def test_a_turn_that_need_not_end_gets_its_closed_form_tail():
+  """Zilch's six dice never farkle, so a turn need not end: the solve stops
+  anyway, rolls six dice at every total, and agrees with a doubled cap."""
+  roll = roll_tables.build(ZILCH)
+  assert roll.farkle_prob[5] == 0 and (roll.farkle_prob[:5] > 0).all()
+  tail = expected_score.tail_gain(roll, ZILCH.step)
+  assert (tail[:5] == 0).all() and 0 < tail[5] < 1500
+  # The fixed point of its equation, checked row by row in plain Python.
+  again = 0.0
+  for r in range(len(roll.set_dice)):
+    if roll.set_dice[r] == 6:
+      again += roll.set_prob[r] * max(
+          p * ZILCH.step + tail[n - 1]
+          for p, n in zip(roll.opt_pts[r], roll.opt_next[r]))
+  assert again == pytest.approx(tail[5], rel=1e-14)
+  sol = expected_score.solve(ZILCH, roll)
+  assert not sol.bank[:, 5].any()          # six dice: always roll
+  np.testing.assert_allclose(sol.gain[-1], tail, rtol=1e-12)
+  big = expected_score.solve(ZILCH, roll, cap=2 * sol.cap * sol.unit)
+  np.testing.assert_allclose(big.expected[:sol.cap + 1], sol.expected,
+                             rtol=0, atol=1e-9)
+  np.testing.assert_array_equal(big.bank[:sol.cap // 2],
+                                sol.bank[:sol.cap // 2])
+
+
+def test_rules_whose_rolls_all_can_farkle_have_no_tail():
+  roll = roll_tables.build(rules.facebook())
+  assert (expected_score.tail_gain(roll, 50) == 0).all()

@@ -71,8 +71,10 @@ def _pass(roll: roll_tables.RollTables, unit: int, bank_min: int, cap: int,
   top = cap + int(roll.opt_pts.max()) + 1
   t_all = np.arange(top + 1)
   value = np.repeat((t_all * unit).astype(np.float64)[:, None], N_DICE, 1)
+  value[cap + 1:] += tail_gain(roll, unit) if prefer is None else 0.0
   farkle = np.zeros((top + 1, N_DICE))
   bank = np.ones((top + 1, N_DICE), bool)
+  bank[cap + 1:] = ~_risk_free(roll)
   dice = roll.set_dice - 1
   rows = np.arange(len(dice))
   for t in range(cap, -1, -1):
@@ -95,6 +97,43 @@ def _pass(roll: roll_tables.RollTables, unit: int, bank_min: int, cap: int,
     farkle[t] = np.where(banks, 0.0, roll_farkle)
     bank[t] = banks
   return value[:cap + 1], bank[:cap + 1], farkle[:cap + 1]
+
+
+def _risk_free(roll: roll_tables.RollTables) -> np.ndarray:
+  """[6] bool: dice counts whose roll never farkles (zilch's six dice,
+  where a roll with nothing in it scores and uses them all)."""
+  return roll.farkle_prob == 0
+
+
+def tail_gain(roll: roll_tables.RollTables, unit: int,
+              iterations: int = 10_000) -> np.ndarray:
+  """[6] V(n, t) for turn totals past any cap, points (docs/model.md §6.1).
+
+  Where a turn total is large, every roll that can farkle risks more than
+  it can gain, so the player banks: V = 0. A roll that cannot farkle is
+  free, so the player always rolls it; its gain does not depend on t:
+
+      V(n) = sum_r p_n(r) * max_j (pts_j + V(next_j))    (risk-free n)
+
+  with V(next) = 0 at the other counts. Hot dice return to a risk-free
+  count with probability below 1, so the fixed point is unique; iterating
+  from 0 reaches it (to float64 rounding well before `iterations`). Rules
+  whose rolls all can farkle get zeros, and every value as before.
+  """
+  safe = _risk_free(roll)
+  gain = np.zeros(N_DICE)
+  if not safe.any():
+    return gain
+  dice = roll.set_dice - 1
+  pts = roll.opt_pts * unit
+  for _ in range(iterations):
+    best = (pts + gain[roll.opt_next - 1]).max(axis=1)          # [R]
+    new = np.where(safe, np.bincount(dice, roll.set_prob * best, N_DICE),
+                   0.0)
+    if np.array_equal(new, gain):
+      break
+    gain = new
+  return gain
 
 
 def solve(rules: Rules, roll: roll_tables.RollTables | None = None,
@@ -128,8 +167,11 @@ def solve(rules: Rules, roll: roll_tables.RollTables | None = None,
                        N_DICE, 1)
     value, bank, farkle = _pass(roll, unit, bank_min, size, rule, None,
                                 farkle_points)
-    rolls = np.nonzero(~bank.all(axis=1))[0]
-    if cap is not None or rolls.max() < size // 2:
+    # Past the cap the turn follows `tail_gain`: it must already do so
+    # over the upper half (bank at every count that can farkle).
+    risky = bank[:, ~_risk_free(roll)]
+    rolls = np.nonzero(~risky.all(axis=1))[0]
+    if cap is not None or rolls.max(initial=0) < size // 2:
       return TurnSolution(unit, bank_min, value, bank, farkle)
     size *= 2
 
@@ -194,7 +236,7 @@ def format_gain_table(sol: TurnSolution, reach: np.ndarray, t_last: int,
   """V(n, t) for t = 0 .. t_last points; '-' marks unreachable states."""
   lines = ["     t" + "".join(f"{'n=' + str(n):>10}" for n in range(6, 0, -1))]
   gain = sol.gain
-  for t in range(t_last // sol.unit + 1):
+  for t in range(min(t_last // sol.unit, len(gain) - 1) + 1):
     cells = []
     for n in range(6, 0, -1):
       cells.append(f"{gain[t, n - 1]:10.2f}" if reach[t, n - 1]
