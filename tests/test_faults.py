@@ -337,3 +337,14 @@ def test_a_real_full_disk_where_the_machine_allows_a_small_tmpfs(base,
     subprocess.run(["umount", str(mount)], check=True)
   finally:
     subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def test_a_full_disk_while_taking_the_lock_then_rerun_is_exact(
+    base, tmp_path, monkeypatch):
+  workdir = _copy(base, tmp_path)
+  monkeypatch.setattr(locking.os, "write", _no_space)
+  with pytest.raises(OSError, match="No space left"):
+    driver.run(_config(), workdir)
+  monkeypatch.undo()
+  assert _no_tmp(workdir)
+  assert _exact_or_refused(workdir, base) == "exact"

@@ -175,6 +175,11 @@ def check_workdir(workdir: str | None) -> str:
                       "checkpoints and results")
   if os.path.exists(workdir) and not os.path.isdir(workdir):
     raise ConfigError(f"--workdir={workdir} is a file, not a directory")
+  for name in ("checkpoints", "tables"):   # what the run writes in it
+    inner = os.path.join(workdir, name)
+    if os.path.exists(inner) and not os.path.isdir(inner):
+      raise ConfigError(f"--workdir={workdir}: {inner} is a file where the "
+                        "run keeps a directory; move it away")
   parent = workdir
   while not os.path.exists(parent):  # the nearest existing ancestor
     parent = os.path.dirname(os.path.abspath(parent))

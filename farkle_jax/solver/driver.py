@@ -9,6 +9,7 @@ log line per chunk and checkpoints, and write the results (`results`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import resource
@@ -124,6 +125,8 @@ def _lock(workdir: str) -> contextlib.AbstractContextManager:
     lock = locking.WorkdirLock(workdir)
     lock.__enter__()
   except OSError as e:
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):   # not a usage error
+      raise
     raise configuration.ConfigError(
         f"--workdir={workdir}: cannot write there ({e.strerror})") from None
   return lock

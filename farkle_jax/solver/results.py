@@ -17,6 +17,7 @@ import zipfile
 from typing import Any, NamedTuple
 
 import numpy as np
+from absl import logging
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
@@ -149,6 +150,11 @@ def load(workdir: str, allow_unconverged: bool = False) -> Run:
     raise ResultsError(
         f"the run in {workdir} is a game of {summary['players']} players: "
         "ask it with table or advise and --scores, or analyze seats")
+  if not summary["converged"] and allow_unconverged:
+    logging.warning(
+        "%s holds the values of a run that did not converge (max change "
+        "%.3e >= tol %g): every figure read from it is marked so",
+        workdir, summary["final_residual"], summary["tol"])
   if not summary["converged"] and not allow_unconverged:
     raise ResultsError(
         f"the run in {workdir} did not converge (max change "

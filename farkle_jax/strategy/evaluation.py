@@ -23,11 +23,13 @@ Two steps, both exact up to float64 rounding:
 from __future__ import annotations
 
 import functools
+import time
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from absl import logging
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import N_DICE, StateLayout
@@ -35,6 +37,7 @@ from farkle_jax.solver import memory
 from farkle_jax.strategy.policies import Strategy
 
 BATCH_ELEMENTS = 2 ** 25  # option gathers per batch and turn total
+LOG_SECONDS = 10          # long work logs how far it is at least this often
 
 
 class Outcomes(NamedTuple):
@@ -122,7 +125,13 @@ def turn_outcomes(strategy: Strategy, layout: StateLayout,
   outs = []
   args = (jnp.asarray(flat_opt), jnp.asarray(roll.set_dice - 1),
           jnp.asarray(roll.set_prob), jnp.asarray(roll.farkle_prob))
+  began = logged = time.time()
   for start in range(0, len(classes), batch):
+    if time.time() - logged >= LOG_SECONDS:   # long work says how far
+      logged = time.time()
+      logging.info("turn outcomes of %s: %d of %d turn policies, ETA %.0f s",
+                   strategy.name, start, len(classes),
+                   (logged - began) * (len(classes) - start) / start)
     sel = classes[start:start + batch]
     pad = batch - len(sel)
     sel_p = np.concatenate([sel, np.repeat(sel[-1:], pad)])
@@ -197,11 +206,16 @@ def _iterate(out_a, cls_a, out_b, cls_b, layout, tol, max_iter):
     value += f * (1 - other.reshape(-1)[after_farkle])
     return value.reshape(layout.key_shape)
 
-  for _ in range(max_iter):
+  logged = time.time()
+  for sweep in range(max_iter):
     new_a = turn(out_a, cls_a, fa, b)
     new_b = turn(out_b, cls_b, fb, new_a)
     change = max(np.abs(new_a - a).max(), np.abs(new_b - b).max())
     a, b = new_a, new_b
+    if time.time() - logged >= LOG_SECONDS:
+      logged = time.time()
+      logging.info("evaluation sweep %d: max change %.3e (to %.0e)",
+                   sweep + 1, change, tol)
     if change < tol:
       return a, b
   raise RuntimeError(f"policy evaluation did not reach {tol} in {max_iter} "
