@@ -312,9 +312,12 @@ def test_ctrl_c_is_one_line_and_the_rerun_is_exact(tmp_path):
   from farkle_jax.strategy import solved_game
   args = ("--config", "configs/default.py", f"--workdir={tmp_path}",
           "--config.checkpoint.every=1", "--config.solver.sweeps_per_call=1")
-  solve = subprocess.Popen([sys.executable, "-m", "farkle_jax.main", *args],
-                           cwd=ROOT, env=ENV, stderr=subprocess.PIPE,
-                           text=True)
+  # SIGINT as a terminal sends it, even where this test runs in the
+  # background (a shell starts background jobs with SIGINT ignored).
+  solve = subprocess.Popen(
+      [sys.executable, "-m", "farkle_jax.main", *args], cwd=ROOT, env=ENV,
+      stderr=subprocess.PIPE, text=True,
+      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
   for _ in range(1200):   # interrupted once its second sweep is saved
     if (tmp_path / "checkpoints" / "2").exists() or solve.poll() is not None:
       break
