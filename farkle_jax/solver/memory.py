@@ -9,6 +9,8 @@ a setting that would.
 
 from __future__ import annotations
 
+import math
+
 from typing import NamedTuple
 
 import jax
@@ -208,13 +210,13 @@ def solve_hints(layout: StateLayout, method: str, dtype: str,
     hints.append("solver.dtype='float32' with solver.tol >= 1e-6 (about "
                  "1e-7 accuracy)")
   rules = layout.rules
-  for floor in range(rules.floor + 500 - rules.floor % 500, 1, 500):
-    if floor % rules.step:  # a floor must be on the score step
-      continue
-    if rules.has_penalty and fits(StateLayout(rules.replace(floor=floor),
-                                              layout.chunk_keys), method, dtype):
-      hints.append(f"rules.floor={floor}")
-      break
+  if rules.has_penalty:   # the lowest round floor that fits, by bisection
+    unit = math.lcm(500, rules.step)
+    depth = largest_fitting(0, -(rules.floor // unit) - 1, lambda k: fits(
+        StateLayout(rules.replace(floor=-k * unit), layout.chunk_keys),
+        method, dtype))
+    if depth is not None:
+      hints.append(f"rules.floor={-depth * unit}")
   for goal in (100_000, 50_000, 20_000, 10_000, 5_000, 3_000, 2_000, 1_000):
     if (rules.bank_minimum <= goal < rules.goal and goal % rules.step == 0
         and fits(StateLayout(rules.replace(goal=goal), layout.chunk_keys),
@@ -222,6 +224,18 @@ def solve_hints(layout: StateLayout, method: str, dtype: str,
       hints.append(f"rules.goal={goal}")
       break
   return hints
+
+
+def largest_fitting(lo: int, hi: int, fits) -> int | None:
+  """The largest x in lo..hi with fits(x), where fits holds up to some x
+  and fails above it: by bisection, a few dozen estimates however large
+  the range, or None."""
+  if hi < lo or not fits(lo):
+    return None
+  while lo < hi:
+    mid = (lo + hi + 1) // 2
+    lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+  return lo
 
 
 def check_solve(layout: StateLayout, method: str, dtype: str,

@@ -115,12 +115,12 @@ def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
   fits = lambda rules: _need(SeatsLayout(rules), group) <= 0.8 * have[0]
   r, unit, hints = seats.rules, seats.rules.step, []
   lowest_goal = -(-max(r.bank_minimum, unit, r.low + unit) // unit)
-  goal = _largest(lowest_goal, r.goal // unit - 1,
+  goal = memory.largest_fitting(lowest_goal, r.goal // unit - 1,
                   lambda g: fits(r.replace(goal=g * unit)))
   if goal is not None:
     hints.append(f"rules.goal={goal * unit} or lower")
   if r.has_penalty:   # a higher floor: fewer scores below 0
-    depth = _largest(0, -(r.floor // unit) - 1,
+    depth = memory.largest_fitting(0, -(r.floor // unit) - 1,
                      lambda x: fits(r.replace(floor=-x * unit)))
     if depth is not None:
       hints.append(f"rules.floor={-depth * unit} or higher")
@@ -128,17 +128,6 @@ def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
     hints.append(f"rules.players={seats.players - 1}")
   return memory.check(need, f"{seats.players} players, "
                       f"{seats.num_keys:,} keys", have, hints, share=0.8)
-
-
-def _largest(lo: int, hi: int, fits) -> int | None:
-  """The largest x in lo..hi with fits(x), where fits holds up to some x
-  and fails above it (bisection: a few dozen estimates), or None."""
-  if hi < lo or not fits(lo):
-    return None
-  while lo < hi:
-    mid = (lo + hi + 1) // 2
-    lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
-  return lo
 
 
 def fingerprint(seats: SeatsLayout) -> dict[str, Any]:
