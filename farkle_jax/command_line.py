@@ -71,10 +71,7 @@ def fail(message: str, code: int, exc: BaseException | None = None,
 
 def _root_cause(exc: BaseException) -> BaseException:
   """The first error of ours in the chain, else the innermost one."""
-  chain = []
-  while exc is not None and exc not in chain:
-    chain.append(exc)
-    exc = exc.__cause__ or exc.__context__
+  chain = _chain(exc)
   for e in chain:
     if isinstance(e, OUR_USAGE_ERRORS + OUR_FAILURES):
       return e
@@ -225,6 +222,7 @@ def classify(exc: BaseException) -> tuple[int, str]:
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
+  """The exception and its causes (or contexts), outermost first."""
   chain = []
   while exc is not None and exc not in chain:
     chain.append(exc)

@@ -26,6 +26,7 @@ from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
 from farkle_jax import web_guard
+from farkle_jax.solver import results
 from farkle_jax.strategy import seat_game
 from farkle_jax.strategy.solved_game import PositionError, parse_dice
 
@@ -60,9 +61,7 @@ class SeatsExplorer:
             "bank_minimum": g.rules.bank_minimum,
             "seat_win": g.summary["seat_win"],
             "unsettled_keys": g.summary.get("unsettled_keys", 0),
-            "converged": bool(g.summary.get("converged", True)),
-            "max_change": g.summary.get("final_residual"),
-            "tol": g.summary.get("tol")}
+            **results.convergence(g.summary)}
 
   def seats(self, q) -> dict[str, Any]:
     scores = self._scores(q)
@@ -89,7 +88,7 @@ def create_app(game: seat_game.SeatGame,
                ) -> Starlette:
   """The N-player explorer's app, answering the Host names `hosts`."""
   ex = SeatsExplorer(game)
-  unconverged = not game.summary.get("converged", True)
+  unconverged = not results.convergence(game.summary)["converged"]
 
   def api(fn: Callable) -> Callable:
     async def endpoint(request: Request):
@@ -100,8 +99,8 @@ def create_app(game: seat_game.SeatGame,
           answer["unconverged"] = True
         return JSONResponse(answer)
       except (PositionError, ValueError) as e:
-        line = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        return JSONResponse({"error": line[:300]}, status_code=400)
+        return JSONResponse({"error": web_guard.one_line(e)},
+                            status_code=400)
     return endpoint
 
   async def page(request: Request):

@@ -29,6 +29,7 @@ from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
 from farkle_jax import web_guard
+from farkle_jax.solver import results
 from farkle_jax.strategy import catalog, match
 from farkle_jax.strategy.solved_game import Position, PositionError
 from farkle_jax.strategy.solved_game import SolvedGame, parse_dice
@@ -84,7 +85,7 @@ class Explorer:
   def info(self, request: Request) -> dict[str, Any]:
     game, lay = self.game, self.game.layout
     return {"rules": game.rules.to_dict(), "source": _source(game.label),
-            **_convergence(game.run.summary),
+            **results.convergence(game.run.summary),
             "goal": game.rules.goal, "step": lay.unit,
             "low": game.rules.low, "high": game.rules.goal - lay.unit,
             "farkle_counts": lay.num_farkle,
@@ -114,7 +115,7 @@ class Explorer:
 
   def _flagged(self, answer: dict[str, Any]) -> dict[str, Any]:
     """The answer, marked when it comes from unconverged values."""
-    if not self.game.run.summary.get("converged", True):
+    if not results.convergence(self.game.run.summary)["converged"]:
       answer["unconverged"] = True
     return answer
 
@@ -210,7 +211,7 @@ def _json(handler: Callable, raw: bool = False) -> Callable:
     except BadRequest as e:
       return JSONResponse({"error": str(e)}, status_code=e.status)
     except (PositionError, catalog.StrategyError, ValueError) as e:
-      return JSONResponse({"error": _one_line(e)}, status_code=400)
+      return JSONResponse({"error": web_guard.one_line(e)}, status_code=400)
 
   return endpoint
 
@@ -220,16 +221,6 @@ def _source(label: str) -> str:
   if label.startswith("shipped:"):
     return label
   return f"run {os.path.basename(os.path.normpath(label))}"
-
-
-def _convergence(summary: dict[str, Any]) -> dict[str, Any]:
-  return {"converged": bool(summary.get("converged", True)),
-          "max_change": summary.get("final_residual"),
-          "tol": summary.get("tol")}
-
-
-def _one_line(e: Exception) -> str:
-  return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -248,8 +239,7 @@ def _person_moves(game: SolvedGame, g: _Game, body: dict[str, Any]) -> None:
     raise BadRequest("the game is over", 409)
   if action == "keep":
     dice = body.get("dice")
-    if not isinstance(dice, list) or not all(
-        isinstance(x, int) and not isinstance(x, bool) for x in dice):
+    if not _faces(dice):
       raise BadRequest("keep: 'dice' must be a list of faces, e.g. [5]")
     g.state = match.keep(game, s, dice)
   elif action == "bank" and s.phase == "decide":
@@ -260,8 +250,7 @@ def _person_moves(game: SolvedGame, g: _Game, body: dict[str, Any]) -> None:
     if s.phase != "roll":
       raise BadRequest(f"roll: the game waits for {s.phase}", 409)
     dice = body.get("dice")
-    if dice is not None and not (isinstance(dice, list) and all(
-        isinstance(x, int) and not isinstance(x, bool) for x in dice)):
+    if dice is not None and not _faces(dice):
       raise BadRequest("roll: 'dice' must be a list of faces, e.g. "
                        "[6, 5, 3] (or left out: the server rolls)")
     g.state = match.roll(game, s, g.dice.roll(s.n) if dice is None
@@ -269,6 +258,13 @@ def _person_moves(game: SolvedGame, g: _Game, body: dict[str, Any]) -> None:
   else:
     raise BadRequest(f"action={action!r} is not allowed now: the game "
                      f"waits for {_waits(s.phase)}")
+
+
+def _faces(dice: Any) -> bool:
+  """Whether a request's dice are a list of integers (faces are checked
+  by the game)."""
+  return isinstance(dice, list) and all(
+      isinstance(x, int) and not isinstance(x, bool) for x in dice)
 
 
 def _waits(phase: str) -> str:

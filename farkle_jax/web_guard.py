@@ -34,6 +34,12 @@ class _TooLarge(Exception):
   """The body passed MAX_BODY while arriving."""
 
 
+def one_line(e: BaseException) -> str:
+  """The first line of an error's message (its type if it has none), for
+  the `{"error": ...}` of an answer."""
+  return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+
+
 def allowed_hosts(bound: str) -> frozenset[str] | None:
   """The Host names a server bound to `bound` answers: the loopback names
   for a loopback address, that address for another, None (any) for the
@@ -91,9 +97,9 @@ class Guard:
       logging.warning("request %s %s failed", scope.get("method"),
                       scope.get("path"), exc_info=True)
       if not started:
-        line = (str(e).strip().splitlines() or [""])[0][:200]
+        detail = f": {one_line(e)}" if str(e).strip() else ""
         await _answer(send, 400, f"cannot answer this request "
-                      f"({type(e).__name__}{': ' + line if line else ''})")
+                      f"({type(e).__name__}{detail})")
 
   def _refusal(self, scope: Scope, headers: dict[str, str]
                ) -> tuple[int, str] | None:

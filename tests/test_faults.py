@@ -301,15 +301,19 @@ def test_a_save_failing_inside_orbax_is_one_os_error_and_resumes(
   assert _exact_or_refused(workdir, base) == "exact"
 
 
-def test_a_full_disk_while_writing_results_leaves_no_temporary_file(
-    base, tmp_path, monkeypatch):
+def _half_written_then_full(f, array, **kwargs):
+  f.write(b"\x93NUMPY" + b"\0" * 1000)
+  _no_space()
+
+
+@pytest.mark.parametrize("module, name, fault", [
+    (results.np, "save", _half_written_then_full),   # the results
+    (locking.os, "write", _no_space)],               # the lock
+    ids=["results", "lock"])
+def test_a_full_disk_leaves_no_temporary_file_and_the_rerun_is_exact(
+    base, tmp_path, monkeypatch, module, name, fault):
   workdir = _copy(base, tmp_path)
-
-  def half_then_full(f, array, **kwargs):
-    f.write(b"\x93NUMPY" + b"\0" * 1000)
-    _no_space()
-
-  monkeypatch.setattr(results.np, "save", half_then_full)
+  monkeypatch.setattr(module, name, fault)
   with pytest.raises(OSError, match="No space left"):
     driver.run(_config(), workdir)
   monkeypatch.undo()
@@ -334,17 +338,5 @@ def test_a_real_full_disk_where_the_machine_allows_a_small_tmpfs(base,
       driver.run(_config(), workdir)
     assert failed.value.errno == errno.ENOSPC
     assert _no_tmp(workdir)
-    subprocess.run(["umount", str(mount)], check=True)
   finally:
     subprocess.run(["umount", str(mount)], capture_output=True)
-
-
-def test_a_full_disk_while_taking_the_lock_then_rerun_is_exact(
-    base, tmp_path, monkeypatch):
-  workdir = _copy(base, tmp_path)
-  monkeypatch.setattr(locking.os, "write", _no_space)
-  with pytest.raises(OSError, match="No space left"):
-    driver.run(_config(), workdir)
-  monkeypatch.undo()
-  assert _no_tmp(workdir)
-  assert _exact_or_refused(workdir, base) == "exact"

@@ -21,9 +21,8 @@ wins, and row T stands for all of them.
 
 from __future__ import annotations
 
-import math
-
 import dataclasses
+import math
 from types import ModuleType
 
 import numpy as np

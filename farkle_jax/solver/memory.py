@@ -10,7 +10,6 @@ a setting that would.
 from __future__ import annotations
 
 import math
-
 from typing import NamedTuple
 
 import jax

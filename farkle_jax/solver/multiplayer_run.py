@@ -116,12 +116,12 @@ def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
   r, unit, hints = seats.rules, seats.rules.step, []
   lowest_goal = -(-max(r.bank_minimum, unit, r.low + unit) // unit)
   goal = memory.largest_fitting(lowest_goal, r.goal // unit - 1,
-                  lambda g: fits(r.replace(goal=g * unit)))
+                                lambda g: fits(r.replace(goal=g * unit)))
   if goal is not None:
     hints.append(f"rules.goal={goal * unit} or lower")
   if r.has_penalty:   # a higher floor: fewer scores below 0
     depth = memory.largest_fitting(0, -(r.floor // unit) - 1,
-                     lambda x: fits(r.replace(floor=-x * unit)))
+                                   lambda x: fits(r.replace(floor=-x * unit)))
     if depth is not None:
       hints.append(f"rules.floor={-depth * unit} or higher")
   if seats.players > 3 and fits(r.replace(players=seats.players - 1)):

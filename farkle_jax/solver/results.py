@@ -60,6 +60,23 @@ def _replace_atomically(path: str, write) -> None:
     raise
 
 
+def convergence(summary: dict[str, Any]) -> dict[str, Any]:
+  """Whether a run's values converged, its last max change and tolerance
+  (a summary written before the flag counts as converged)."""
+  return {"converged": bool(summary.get("converged", True)),
+          "max_change": summary.get("final_residual"),
+          "tol": summary.get("tol")}
+
+
+def log_unconverged(workdir: str, summary: dict[str, Any]) -> None:
+  """Says, as a reader opens it, that a run's values did not converge."""
+  c = convergence(summary)
+  logging.warning("%s holds the values of a run that did not converge (max "
+                  "change %.3e >= tol %g): every figure read from it is "
+                  "marked so", workdir, c["max_change"] or float("nan"),
+                  c["tol"] or float("nan"))
+
+
 def remove_stale_temporaries(workdir: str) -> None:
   """Removes what a killed writer left of `_replace_atomically` (call it
   holding the workdir's lock: no other writer is at work)."""
@@ -151,10 +168,7 @@ def load(workdir: str, allow_unconverged: bool = False) -> Run:
         f"the run in {workdir} is a game of {summary['players']} players: "
         "ask it with table or advise and --scores, or analyze seats")
   if not summary["converged"] and allow_unconverged:
-    logging.warning(
-        "%s holds the values of a run that did not converge (max change "
-        "%.3e >= tol %g): every figure read from it is marked so",
-        workdir, summary["final_residual"], summary["tol"])
+    log_unconverged(workdir, summary)
   if not summary["converged"] and not allow_unconverged:
     raise ResultsError(
         f"the run in {workdir} did not converge (max change "

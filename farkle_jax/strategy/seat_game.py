@@ -17,7 +17,6 @@ from typing import Any, NamedTuple, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
-from absl import logging
 
 from farkle_jax.game import roll_tables, scoring
 from farkle_jax.game import rules as rules_lib
@@ -70,10 +69,7 @@ class SeatGame:
           f"--workdir={workdir}: no intact N-player run there "
           f"({str(e).splitlines()[0][:200]})") from None
     if not summary.get("converged") and allow_unconverged:
-      logging.warning("%s holds the values of a run that did not converge "
-                      "(max change %.3e >= tol %g)", workdir,
-                      summary.get("final_residual", float("nan")),
-                      summary.get("tol", float("nan")))
+      results.log_unconverged(workdir, summary)
     if not summary.get("converged") and not allow_unconverged:
       raise results.ResultsError(
           f"--workdir={workdir}: the run did not converge; pass "

@@ -20,11 +20,11 @@ import numpy as np
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import memory
+from farkle_jax.strategy.policies import Strategy
 
 # A simulation's most games: 6 minutes at 280,000 games/s (goal 1,000,
 # 2 cores); longer games take longer, shown by the progress bar's ETA.
 MAX_GAMES = 10**8
-from farkle_jax.strategy.policies import Strategy
 
 
 class Dense(NamedTuple):
