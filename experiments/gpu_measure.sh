@@ -5,14 +5,16 @@
 #
 #   bash experiments/gpu_measure.sh OUTDIR [PART ...]
 #
-# PART is any of: device default facebook counts players passcost (all by
-# default). Each part runs under its own timeout (240, 330, 150, 200 and
-# 120 s: 18 min at most in all, so a session limited to 10 min a command
-# runs two calls, "device default facebook" then "counts players
-# passcost"); `counts` records what a facebook sweep moves as the GPU
-# backend compiles it (XLA's bytes accessed of its fusions); logs, JSON and
-# summaries land in OUTDIR (emptied of an earlier run's wall times) and a
-# short table is printed last.
+# PART is any of: device default facebook counts players passcost tests
+# (all but tests by default). Each part runs under its own timeout (240,
+# 330, 230, 200, 120 and 400 s). On one H100 (2026-11-25) they took 72,
+# 103, 160, 9, 13 s, so a session limited to 10 min a command runs
+# "device default facebook players passcost", then "counts tests".
+# `counts` records what a facebook sweep moves as the GPU backend compiles
+# it (XLA's bytes accessed of its fusions); `tests` runs the suite with JAX
+# on the GPU, stopping at the first failure; logs, JSON and summaries land
+# in OUTDIR (emptied of an earlier run's wall times) and a short table is
+# printed last.
 set -u
 out=${1:?usage: gpu_measure.sh OUTDIR [PART ...]}
 shift
@@ -20,6 +22,8 @@ parts=${*:-device default facebook counts players passcost}
 mkdir -p "$out"
 : >"$out/walls.txt"
 export PYTHONUNBUFFERED=1
+# experiments/*.py import the package from the source tree.
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 # The real peak, not the 75% JAX would reserve up front.
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 if ls .wheels/*.whl >/dev/null 2>&1; then
@@ -56,7 +60,7 @@ for part in $parts; do
         --config configs/facebook.py --workdir /tmp/gpu_fb --progress=log
       cp /tmp/gpu_fb/summary.json "$out/facebook_summary.json" 2>/dev/null ;;
     counts)
-      timed counts 150 python3 experiments/benchmark.py \
+      timed counts 230 python3 experiments/benchmark.py \
         --config configs/facebook.py --counts_only --sweeps=19 \
         --methods=wavefront,ordered-accelerator --json "$out/counts.json" ;;
     players)
@@ -68,8 +72,11 @@ for part in $parts; do
     passcost)
       timed passcost 120 python3 experiments/pass_cost.py \
         --keys 1024 --rows 100 --repeats 3 ;;
+    tests)
+      JAX_PLATFORMS=cuda timed tests 400 python3 -m pytest -q -n 8 -x \
+        -p no:cacheprovider --ignore=tests/test_notebook.py -rf ;;
     *) echo "unknown part $part (device default facebook counts players" \
-         "passcost)"
+         "passcost tests)"
        exit 2 ;;
   esac
 done

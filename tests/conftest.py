@@ -14,6 +14,10 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+# Scripts the tests start (python experiments/x.py) import the package from
+# this checkout, installed or not (a GPU machine runs the suite from a copy).
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import farkle_jax  # noqa: E402,F401  (enables float64)

@@ -40,6 +40,36 @@ def test_an_empty_body_still_takes_a_step():
   assert loop_steps.count(fn, jnp.zeros(()), jnp.asarray(0)) == 3
 
 
+def _scans(jaxpr):
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.name == "scan":
+      yield eqn
+      yield from _scans(eqn.params["jaxpr"].jaxpr)
+
+
+def test_scan_roles_read_from_types_match_the_named_ones():
+  """JAX 0.11 no longer names a scan's consts and carry counts (seen on the
+  GPU machine); reading them off the types must give what 0.10 names."""
+  w = jnp.arange(4.0)
+
+  def fn(c0, c1, xs, n):
+    def body(carry, x):
+      a, b = carry
+      inner, _ = jax.lax.scan(lambda d, _: (d + n, None), a, None, length=3)
+      return (inner * w, b + x.sum()), (a[0], x * 2.0)
+    return jax.lax.scan(body, (c0, c1), xs)
+
+  args = (jnp.zeros(4), jnp.zeros(()), jnp.ones((5, 2, 4)), jnp.asarray(1.0))
+  eqns = list(_scans(jax.make_jaxpr(fn)(*args).jaxpr))
+  assert len(eqns) == 2
+  for eqn in eqns:
+    named = (eqn.params["num_consts"], eqn.params["num_carry"])
+    bare = {k: v for k, v in eqn.params.items()
+            if k not in ("num_consts", "num_carry")}
+    assert loop_steps._scan_split(eqn.replace(params=bare)) == named
+  assert [e.params["num_consts"] for e in eqns] == [2, 1]
+
+
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
 @pytest.mark.parametrize("method", ["ordered", "ordered-newton", "wavefront",
                                     "value_iteration"])

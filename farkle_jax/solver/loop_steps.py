@@ -131,7 +131,7 @@ def _scan(eqn, invals):
   length, body = p["length"], p["jaxpr"]
   if not _has_loop(body.jaxpr):
     return length, _bind(eqn, invals)
-  nconst, ncarry = p["num_consts"], p["num_carry"]
+  nconst, ncarry = _scan_split(eqn)
   consts, carry = invals[:nconst], invals[nconst:nconst + ncarry]
   xs = invals[nconst + ncarry:]
   ys, steps = [], 0
@@ -147,6 +147,32 @@ def _scan(eqn, invals):
   stacked = [np.stack([np.asarray(y[j]) for y in ys])
              for j in range(len(eqn.outvars) - ncarry)]
   return steps, [*carry, *stacked]
+
+
+def _scan_split(eqn) -> tuple[int, int]:
+  """(consts, carry) counts of a scan.
+
+  JAX up to 0.10 names them in the parameters; 0.11 does not. Otherwise
+  they are read off the types, which hold in every version: operands are
+  consts, carry, xs and results carry, ys, in that order; a const or a
+  carry has its body variable's shape, while an x or a y has one more axis
+  (the scan's length) in front.
+  """
+  p = eqn.params
+  if "num_consts" in p and "num_carry" in p:
+    return p["num_consts"], p["num_carry"]
+  body = p["jaxpr"].jaxpr
+  if (len(body.invars) != len(eqn.invars)
+      or len(body.outvars) != len(eqn.outvars)):
+    raise NotImplementedError(f"a scan with parameters {sorted(p)}")
+  same = [o.aval.shape == b.aval.shape
+          for o, b in zip(eqn.outvars, body.outvars)]
+  ncarry = same.index(False) if False in same else len(same)
+  stacked = [o.aval.shape != b.aval.shape
+             for o, b in zip(eqn.invars, body.invars)]
+  nxs = len(stacked) - (max(i for i, s in enumerate(stacked) if not s) + 1
+                        if False in stacked else 0)
+  return len(eqn.invars) - ncarry - nxs, ncarry
 
 
 def _call(key):
