@@ -27,7 +27,7 @@ import farkle_jax  # noqa: F401,E402  (float64)
 import matplotlib  # noqa: E402
 import numpy as np  # noqa: E402
 from farkle_jax import command_line  # noqa: E402
-from farkle_jax.solver import configuration, multiplayer_run  # noqa: E402
+from farkle_jax.solver import configuration, driver  # noqa: E402
 from farkle_jax.strategy import seat_game, seated  # noqa: E402
 
 matplotlib.use("Agg")
@@ -61,7 +61,9 @@ def config_of(name: str):
   config.rules.update(players=players, goal=goal)
   if floor is not None:
     config.rules.floor = floor
-  config.solver.update(tol=1e-12, norm="absolute", max_iterations=40)
+  # The seat engine for two players too: the same code for every N.
+  config.solver.update(tol=1e-12, norm="absolute", max_iterations=40,
+                       method="seats")
   return config
 
 
@@ -71,7 +73,7 @@ def solve(name: str) -> tuple[seat_game.SeatGame, float]:
   try:
     game = seat_game.SeatGame.load(workdir)
   except seat_game.PositionError:
-    multiplayer_run.run(config_of(name), workdir)
+    driver.run(config_of(name), workdir)
     game = seat_game.SeatGame.load(workdir)
   return game, time.time() - t0
 

@@ -39,7 +39,7 @@ from farkle_jax.solver import checkpointing, configuration, driver, memory
 from farkle_jax.strategy import catalog, evaluation, expected_score, figures
 from farkle_jax.strategy import go_for_it, komi, memorized, simulation
 from farkle_jax.strategy import seat_game, seated
-from farkle_jax.solver import multiplayer_run, results
+from farkle_jax.solver import results, stage_engine
 
 _CONFIG = config_flags.DEFINE_config_file(
     "config", None, "Config file of the rules, e.g. configs/minimal.py.",
@@ -263,7 +263,7 @@ def _seat_game(config, workdir: str | None) -> seat_game.SeatGame:
   if not workdir:
     raise configuration.ConfigError("seats and seated need --workdir (the "
                                     "solved run, or where to solve it)")
-  seats, _ = multiplayer_run.check(config)
+  seats, _ = stage_engine.check(config)
   try:
     game = seat_game.SeatGame.load(workdir, _ALLOW.value)
     if game.rules == seats.rules:
@@ -271,7 +271,7 @@ def _seat_game(config, workdir: str | None) -> seat_game.SeatGame:
   except results.ResultsError:   # none there yet, or another one
     pass
   try:
-    multiplayer_run.run(config, workdir)
+    driver.run(config, workdir)
   except driver.NotConverged:
     if not _ALLOW.value:
       raise
@@ -284,7 +284,7 @@ def _seats(config, workdir) -> dict:
   scores = seat_game.parse_scores(_SCORES.value or ",".join(["0"] * n))
   win = game.win_probabilities(scores)
   banks = game.bank_thresholds(scores)
-  print(multiplayer_run.seat_table(game.summary))
+  print(stage_engine.seat_table(game.summary))
   print(f"at scores {','.join(map(str, scores))} (player to move first): "
         f"win probabilities {seat_game.format_vector(win)}")
   print("bank from turn total, n = 6..1 dice: "

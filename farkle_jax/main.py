@@ -12,7 +12,7 @@ from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
 from farkle_jax import cluster, command_line, progress
-from farkle_jax.solver import checkpointing, driver, multiplayer_run
+from farkle_jax.solver import checkpointing, driver, stage_engine
 from farkle_jax.solver import placement, results
 
 _CONFIG = config_flags.DEFINE_config_file(
@@ -43,11 +43,6 @@ def main(argv):
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   if not placement.is_writer():  # process 0 speaks for a multi-process solve
     logging.set_verbosity(logging.WARNING)
-  if _CONFIG.value.rules.get("players", 2) != 2:
-    summary = multiplayer_run.run(_CONFIG.value, _WORKDIR.value)
-    print(multiplayer_run.seat_table(summary))
-    print(_convergence(summary))
-    return
   show = placement.is_writer() and (_PROGRESS.value == "bar" or (
       _PROGRESS.value == "auto" and sys.stderr.isatty()))
   bar = progress.ResidualBar() if show else None
@@ -57,6 +52,10 @@ def main(argv):
     if bar is not None:
       bar.close()
   if not placement.is_writer():
+    return
+  if "seat_win" in summary:   # three or more players
+    print(stage_engine.seat_table(summary))
+    print(_convergence(summary))
     return
   print(f"first-player win probability: {summary['first_player_win']:.6f} "
         f"({_convergence(summary)})")

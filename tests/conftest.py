@@ -45,12 +45,12 @@ def tiny_runs(tmp_path_factory):
 @pytest.fixture(scope="session")
 def three_players(tmp_path_factory):
   """The workdir of a solved three-player game: minimal rules to 500."""
-  from farkle_jax.solver import configuration, multiplayer_run
+  from farkle_jax.solver import configuration, driver
   config = configuration.base("minimal")
   config.rules.update(goal=500, players=3)
   config.solver.update(tol=1e-14, norm="absolute")
   workdir = str(tmp_path_factory.mktemp("three_players"))
-  multiplayer_run.run(config, workdir)
+  driver.run(config, workdir)
   return workdir
 
 
@@ -60,10 +60,10 @@ def unsettled_game(tmp_path_factory):
   turn policies (three players, minimal rules to 1,500): (config, summary,
   start values)."""
   import numpy as np
-  from farkle_jax.solver import configuration, multiplayer_run
+  from farkle_jax.solver import configuration, driver
   config = configuration.base("minimal")
   config.rules.update(goal=1500, players=3)
   config.solver.update(tol=1e-14, norm="absolute")
   workdir = str(tmp_path_factory.mktemp("unsettled"))
-  summary = multiplayer_run.run(config, workdir)
+  summary = driver.run(config, workdir)
   return config, summary, np.load(f"{workdir}/start_values.npy")

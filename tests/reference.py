@@ -415,11 +415,15 @@ def evaluate(rules: str, goal: int, floor: int, policy_a, policy_b,
 
 @_kept
 def solve_players(players: int, goal: int, tol: float = 1e-15,
-                  max_iter: int = 5000) -> tuple[np.ndarray, dict]:
+                  max_iter: int = 5000, entry: int = 0
+                  ) -> tuple[np.ndarray, dict]:
   """The minimal rules for `players` players, each maximizing their own
   win probability. Returns W0[s_0, .., s_{N-1}, i]: scores (index = points
   / 50) in turn order from the player to move, and seat i's probability;
   and the in-turn vectors V[t][n - 1] (t in score steps) of the last sweep.
+  `entry` > 0 (points): a mover with 0 banked may bank only a turn total of
+  at least `entry` (no score falls in these rules, so 0 is "not on the
+  board").
 
   Ties for the mover: banking is preferred to rolling at equal value, and
   among scorings the first of the score set (fewest dice used) wins; the
@@ -430,6 +434,7 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   shape = (nb,) * N
   idx = np.meshgrid(*(np.arange(nb) for _ in range(N)), indexing="ij")
   s0 = idx[0]
+  least = np.where(s0 == 0, max(1, entry // step), 1)   # per key
   top = nb - 1
   dists = {n: distribution("minimal", n) for n in range(1, 7)}
   win = np.zeros(shape + (N,))
@@ -461,11 +466,12 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
           best = np.choose(pick[..., None], options)
           roll = roll + float(p) * best
         w = roll
-        if t >= 1:   # bank minimum 50: any t > 0
+        if t >= 1:   # bank minimum 50: any t > 0, unless still to enter
           total = s0 + t
           bank = np.where((total >= nb)[..., None], win, pass_on(w0, total))
-          w = np.where((bank[..., 0] >= roll[..., 0])[..., None], bank, roll)
-        done = (s0 + t >= nb) & (t >= 1)
+          take = (t >= least) & (bank[..., 0] >= roll[..., 0])
+          w = np.where(take[..., None], bank, roll)
+        done = (s0 + t >= nb) & (t >= least)
         row.append(np.where(done[..., None], win, w))
       V[t] = row
     new = V[0][5]

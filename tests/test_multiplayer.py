@@ -9,7 +9,7 @@ import pytest
 import reference
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import configuration, multiplayer, multiplayer_run
+from farkle_jax.solver import configuration, driver, multiplayer
 from farkle_jax.strategy import seated
 
 
@@ -22,12 +22,13 @@ def _config(preset, goal, players, floor=None, **rules):
   config.rules.update(rules)
   config.solver.tol = 1e-14
   config.solver.norm = "absolute"
+  config.solver.method = "seats"   # also for two players
   return config
 
 
 def _solve(tmp_path, *args, **kwargs):
   workdir = str(tmp_path)
-  summary = multiplayer_run.run(_config(*args, **kwargs), workdir)
+  summary = driver.run(_config(*args, **kwargs), workdir)
   return summary, np.load(f"{workdir}/start_values.npy")
 
 
@@ -39,6 +40,30 @@ def test_agrees_with_the_plain_reference(tmp_path, players, goal):
   np.testing.assert_allclose(w, ref, rtol=0, atol=1e-12)
   assert summary["converged"] and summary["iterations"] == 2
   assert np.abs(w.sum(-1) - 1).max() < 1e-12
+
+
+@pytest.mark.parametrize("players, goal, entry", [(2, 1000, 500),
+                                                   (3, 800, 600)])
+def test_an_entry_minimum_agrees_with_the_plain_reference(tmp_path, players,
+                                                          goal, entry):
+  """Getting on the board with at least `entry` (no penalty: a score of 0
+  is "not on the board"): the seat engine against the reference, and for
+  two players against the two-player solver too. The goals are the smallest
+  where the rule changes some decision (below them a player at 0 never banks
+  short of the goal)."""
+  summary, w = _solve(tmp_path / "seats", "minimal", goal, players,
+                      entry_minimum=entry)
+  ref, _ = reference.solve_players(players, goal, entry=entry)
+  np.testing.assert_allclose(w.reshape(ref.shape), ref, rtol=0, atol=1e-12)
+  _, plain = _solve(tmp_path / "plain", "minimal", goal, players)
+  assert np.abs(w - plain).max() > 1e-4   # the rule changes the values
+  if players == 2:
+    config = _config("minimal", goal, 2, entry_minimum=entry)
+    config.solver.method = "ordered"
+    two = driver.run(config, str(tmp_path / "two"))
+    w2 = np.load(tmp_path / "two" / "start_values.npy")
+    np.testing.assert_allclose(w[..., 0], w2, rtol=0, atol=1e-12)
+    assert abs(two["first_player_win"] - summary["seat_win"][0]) < 1e-12
 
 
 @pytest.mark.parametrize("preset", ["minimal", "facebook"])

@@ -13,7 +13,7 @@ from conftest import ROOT
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import configuration, multiplayer_run
+from farkle_jax.solver import configuration, driver
 from farkle_jax.strategy import evaluation, expected_score, policies
 from farkle_jax.strategy import seat_game, seated
 
@@ -24,9 +24,9 @@ def games(tmp_path_factory):
   for players in (2, 3):
     config = configuration.base("minimal")
     config.rules.update(goal=1000, players=players)
-    config.solver.update(tol=1e-14, norm="absolute")
+    config.solver.update(tol=1e-14, norm="absolute", method="seats")
     workdir = str(tmp_path_factory.mktemp(f"p{players}"))
-    multiplayer_run.run(config, workdir)
+    driver.run(config, workdir)
     out[players] = workdir
   game = seat_game.SeatGame.load(out[3])
   pair = np.load(f"{out[2]}/start_values.npy")[..., 0]

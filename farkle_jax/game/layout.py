@@ -64,6 +64,24 @@ class ScoreUnits:
   def penalty(self) -> int:
     return self.rules.penalty // self.unit
 
+  @property
+  def entry(self) -> int:
+    """The entry minimum in units (0: none)."""
+    return self.rules.entry_minimum // self.unit
+
+  def bank_floor(self, b, xp: ModuleType = np):
+    """Smallest bankable turn total (units) for banked-score index b.
+
+    Under an entry minimum (rules without a penalty) a banked score of 0 is
+    exactly "not on the board yet": every first bank is at least the entry
+    minimum and no score ever falls, so such a player must bank at least
+    the entry minimum; everyone else the bank minimum.
+    """
+    if not self.entry:
+      return self.bank_min
+    return xp.where(b + self.low == 0, max(self.bank_min, self.entry),
+                    self.bank_min)
+
   def reached_offset(self, t, options, xp: ModuleType = np):
     """Flat offsets of the states that options lead to from row t.
 
@@ -138,25 +156,13 @@ class StateLayout(ScoreUnits):
   def num_keys(self) -> int:
     return int(np.prod(self.key_shape))
 
-  @property
-  def entry(self) -> int:
-    """The entry minimum in units (0: none)."""
-    return self.rules.entry_minimum // self.unit
-
   def bank_floor(self, b, xp: ModuleType = np):
-    """Smallest bankable turn total (units) for banked-score index b.
-
-    Under an entry minimum (rules without a penalty) a banked score of 0 is
-    exactly "not on the board yet": every first bank is at least the entry
-    minimum and no score ever falls, so such a player must bank at least
-    the entry minimum; everyone else the bank minimum.
-    """
-    if not self.entry:
-      return self.bank_min
-    first = max(self.bank_min, self.entry)
-    if self.num_off:
-      return xp.where(b < self.num_off, first, self.bank_min)
-    return xp.where(b + self.low == 0, first, self.bank_min)
+    """`ScoreUnits.bank_floor`; with a penalty too, where the players off
+    the board have indices of their own (below `num_off`)."""
+    if self.entry and self.num_off:
+      return xp.where(b < self.num_off, max(self.bank_min, self.entry),
+                      self.bank_min)
+    return super().bank_floor(b, xp)
 
   def bank_floor_at(self, base, xp: ModuleType = np):
     """`bank_floor` of the banker of keys whose `bank_base` is `base`."""

@@ -76,8 +76,9 @@ class Rules:
       model follows a leader who rolls on to raise the bar; past it the
       leader is taken to have won (the cap experiment bounds the error).
     players: players at the table, 2 to 6; with more than two each
-      maximizes their own win probability (docs/model.md §8), without an
-      entry minimum or a final round.
+      maximizes their own win probability (docs/model.md §8), without a
+      final round, and with an entry minimum only where there is no
+      farkle penalty.
   """
 
   name: str = "custom"
@@ -210,10 +211,15 @@ def _validate_players(r: Rules) -> None:
   if not isinstance(n, int) or isinstance(n, bool) or not (
       2 <= n <= MAX_PLAYERS):
     _fail("players", n, f"an integer from 2 to {MAX_PLAYERS}")
-  if n > 2 and (r.entry_minimum or r.final_round):
-    _fail("players", n, "2 with an entry minimum or a final round (the "
-          "model for more players has neither: set rules.entry_minimum=0 "
-          "and rules.final_round=False)")
+  if n > 2 and r.final_round:
+    _fail("players", n, "2 with a final round (the last turns of N players "
+          "would need the bar and who is still to play in the state, "
+          "docs/model.md §8: set rules.final_round=False)")
+  if n > 2 and r.entry_minimum and r.has_penalty:
+    _fail("players", n, "2 with an entry minimum under a farkle penalty "
+          "(a score of 0 would no longer say who is on the board, "
+          "docs/model.md §8: set rules.entry_minimum=0 or "
+          "rules.penalty=0)")
 
 
 def _validate_entry(r: Rules) -> None:

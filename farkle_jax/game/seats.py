@@ -71,7 +71,8 @@ class SeatsLayout(ScoreUnits):
 
   def t_max(self, s0, xp: ModuleType = np):
     """Largest non-terminal turn total (units) for banked-score index s0."""
-    return xp.maximum(self.bank_min - 1, self.goal - 1 - (s0 + self.low))
+    return xp.maximum(self.bank_floor(s0, xp) - 1,
+                      self.goal - 1 - (s0 + self.low))
 
   @property
   def num_rows(self) -> int:

@@ -22,7 +22,6 @@ import time
 from typing import Any, Callable, Mapping
 
 import jax
-import numpy as np
 import orbax.checkpoint as ocp
 from absl import logging as absl_logging
 from orbax.checkpoint import checkpoint_managers

@@ -18,6 +18,9 @@ import ml_collections
 from farkle_jax.game import rules as rules_lib
 
 METHODS = ("auto", "ordered", "wavefront", "value_iteration")
+# The stage sweep of seat vectors, for any number of players (the only one
+# for three or more; with two, the same code as for three).
+SEATS = "seats"
 NORMS = ("relative", "absolute")
 DTYPES = ("float64", "float32")
 
@@ -54,9 +57,10 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
   preset_rules = dataclasses.asdict(rules_lib.PRESETS[preset]())
   c.rules = ml_collections.ConfigDict({"preset": preset, **preset_rules})
   c.solver = ml_collections.ConfigDict(dict(
-      method="auto",              # one of METHODS; auto: wavefront on an
-                                  # accelerator, ordered on a CPU
-                                  # (value_iteration: the baseline)
+      method="auto",              # one of METHODS or SEATS; auto: wavefront
+                                  # on an accelerator, ordered on a CPU
+                                  # (value_iteration: the baseline); seats
+                                  # for three or more players
       tol=1e-9,                   # stop when the max change is below this
       norm="relative",            # "relative" |dW|/W or "absolute" |dW|
       max_iterations=1000,
@@ -112,8 +116,8 @@ def check(config: ml_collections.ConfigDict
   except TypeError as e:
     raise ConfigError(f"config.rules: {e}") from None
   s = config.solver
-  if s.method not in METHODS:
-    _fail("solver.method", s.method, f"one of {METHODS}")
+  if s.method not in METHODS + (SEATS,):
+    _fail("solver.method", s.method, f"one of {METHODS + (SEATS,)}")
   if s.norm not in NORMS:
     _fail("solver.norm", s.norm, f"one of {NORMS}")
   if s.dtype not in DTYPES:

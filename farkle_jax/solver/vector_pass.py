@@ -7,13 +7,14 @@ alone; the other channels follow the decision:
 
     roll(t, n)  = P_farkle(n) * farkle + sum_r p(r) * W(t + pts[r, j*], next[r, j*])
     j*          = the first option of score set r with the highest channel 0
-    W(t, n)     = bank(t) if t >= bank minimum and bank(t)[0] >= roll(t, n)[0]
+    W(t, n)     = bank(t) if t >= bank floor and bank(t)[0] >= roll(t, n)[0]
                 = roll(t, n) otherwise
 
 with `farkle` the next player's start vector after a farkle, seen from the
 mover, and channel N equal to 1; `bank(t)` the next player's start vector
 after banking t (channel N: 0), or the win vector once the bank reaches the
-goal. The farkle channel is the slope of the turn's value in what a farkle
+goal; the bank floor is the bank minimum, or the entry minimum for a mover
+not on the board yet (`SeatsLayout.bank_floor`). The farkle channel is the slope of the turn's value in what a farkle
 is worth, which the ordered solver's Newton step needs.
 """
 
@@ -109,11 +110,12 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
     value = jnp.dot(roll.set_weight, best.reshape(best.shape[0], -1),
                     precision=_HIGHEST).reshape(N_DICE, C, k) + farkle
     banked = bank(t)                                             # [C, k]
+    may = t >= seats.bank_floor(batch.s0, jnp)                   # [k] or []
     if policy is None:
-      take = (t >= seats.bank_min) & (banked[0][None] >= value[:, 0])
+      take = may & (banked[0][None] >= value[:, 0])
     else:
       wins = (t > seats.t_max(batch.s0, jnp))[None]              # [1, k]
-      take = ((t >= seats.bank_min) & policy[1][t][:, None]) | wins
+      take = (may & policy[1][t][:, None]) | wins
     new = jnp.where(take[:, None], banked[None], value)
     if policy is not None:
       new = new.at[:, 0].set(jnp.where(wins, win[0], policy[0][t][:, None]))

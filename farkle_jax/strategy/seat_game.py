@@ -23,7 +23,7 @@ from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, integrity, results, vector_pass
-from farkle_jax.strategy.solved_game import PositionError, parse_dice
+from farkle_jax.strategy.solved_game import PositionError
 
 
 class SeatChoice(NamedTuple):
@@ -127,11 +127,12 @@ class SeatGame:
     return value
 
   def bank_value(self, turn: "Turn", t: int) -> np.ndarray | None:
-    """[N + 1] banking t units (None below the bank minimum)."""
+    """[N + 1] banking t units (None below the mover's bank floor: the
+    bank minimum, or the entry minimum off the board)."""
     seats = self.seats
-    if t < seats.bank_min:
-      return None
     s0 = turn.key[0]
+    if t < seats.bank_floor(s0):
+      return None
     if s0 + t >= seats.num_scores:
       return np.eye(seats.players + 1)[0]
     nxt = turn.key[1:seats.players] + (s0 + t,) + turn.key[
@@ -226,7 +227,8 @@ class SeatGame:
     out = []
     for n in range(N_DICE, 0, -1):
       found = None
-      for t in range(self.seats.bank_min, self.seats.num_rows):
+      for t in range(int(self.seats.bank_floor(turn.key[0])),
+                     self.seats.num_rows):
         bank = self.bank_value(turn, t)
         if bank[0] >= self.roll_value(turn, t, n)[0]:
           found = t * self.seats.unit

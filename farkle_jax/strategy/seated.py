@@ -270,7 +270,8 @@ def _play_turn(game, rel: tuple, rng, value, banks) -> int:
   """One turn from banked scores `rel` (points, mover first) played by
   `_decisions`; returns the points banked (0 after a farkle)."""
   seats, unit = game.seats, game.seats.unit
-  t_max = seats.t_max(seats.index_of(rel[0]))
+  s0 = seats.index_of(rel[0])
+  t_max, least = seats.t_max(s0), seats.bank_floor(s0)
   t, dice = 0, 6
   while True:
     faces = rng.integers(1, 7, dice)
@@ -283,5 +284,5 @@ def _play_turn(game, rel: tuple, rng, value, banks) -> int:
     t, dice = t + points // unit, roll_tables.next_dice(dice, sum(kept))
     if t > t_max:
       return t * unit
-    if t >= seats.bank_min and banks(t, dice):
+    if t >= least and banks(t, dice):
       return t * unit

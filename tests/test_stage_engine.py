@@ -1,6 +1,6 @@
-"""The N-player solve as a user runs it: the main job, its results,
-resuming (also from within a sweep), and bad input refused in one line
-before any compute."""
+"""The N-player solve (`driver.run` with its stage engine) as a user runs
+it: the main job, its results, resuming (also from within a sweep), and bad
+input refused in one line before any compute."""
 
 import os
 import re
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from farkle_jax.solver import configuration, multiplayer, multiplayer_run
+from farkle_jax.solver import configuration, driver, multiplayer
+from farkle_jax.solver import stage_engine
 from farkle_jax.solver.driver import NotConverged
 from farkle_jax.solver.memory import MemoryRefused
 
@@ -45,7 +46,7 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
   uninterrupted one."""
   config, fresh, _ = unsettled_game
   assert fresh["unsettled_keys"] == 3
-  stages = len(multiplayer_run.check(config)[0].stage_sizes())
+  stages = len(stage_engine.check(config)[0].stage_sizes())
   step, calls = multiplayer.compiled_stage_step, []
 
   def failing(*args, **kwargs):
@@ -54,13 +55,13 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
       raise KeyboardInterrupt
     return step(*args, **kwargs)
 
-  monkeypatch.setattr(multiplayer_run, "SAVE_SECONDS", 0)
+  monkeypatch.setattr(stage_engine, "SAVE_SECONDS", 0)
   monkeypatch.setattr(multiplayer, "compiled_stage_step", failing)
   workdir = str(tmp_path / "crash")
   with pytest.raises(KeyboardInterrupt):
-    multiplayer_run.run(config, workdir)
+    driver.run(config, workdir)
   monkeypatch.setattr(multiplayer, "compiled_stage_step", step)
-  summary = multiplayer_run.run(config, workdir)
+  summary = driver.run(config, workdir)
   np.testing.assert_allclose(summary["seat_win"], fresh["seat_win"],
                              rtol=0, atol=1e-15)
   assert summary["iterations"] == 2
@@ -76,23 +77,25 @@ def test_a_run_resumes_with_another_sub_batch_size(tmp_path, monkeypatch):
   config.rules.update(goal=500, players=3)
   config.solver.update(tol=1e-14, norm="absolute", max_iterations=1)
   with pytest.raises(NotConverged, match="not converged: 1 sweeps"):
-    multiplayer_run.run(config, str(tmp_path))
-  restore, found = multiplayer_run._restore, []
-  monkeypatch.setattr(multiplayer_run, "_restore", lambda *a: found.append(
-      restore(*a)) or found[-1])
+    driver.run(config, str(tmp_path))
+  restore, found = stage_engine.StageEngine.restore, []
+  monkeypatch.setattr(stage_engine.StageEngine, "restore",
+                      lambda *a: found.append(restore(*a)) or found[-1])
   config.solver.update(max_iterations=50, chunk_keys=64)
-  summary = multiplayer_run.run(config, str(tmp_path))
-  assert found[0][1].sweep == 1      # resumed after the first sweep
+  summary = driver.run(config, str(tmp_path))
+  assert found[0].iteration == 1     # resumed after the first sweep
   assert summary["iterations"] == 2 and summary["converged"]
 
 
 @pytest.mark.parametrize("flag, says", [
     ("--config.rules.players=7", "config.rules.players = 7 is not allowed"),
-    ("--config.rules.final_round=True", "entry minimum or a final round"),
-    ("--config.solver.method=wavefront", "'auto' or 'ordered' with"),
+    ("--config.rules.final_round=True", "2 with a final round (the last"),
+    ("--config.rules.entry_minimum=500 --config.rules.penalty=500 "
+     "--config.rules.floor=-500", "entry minimum under a farkle"),
+    ("--config.solver.method=wavefront", "'auto', 'ordered' or 'seats' with"),
 ])
 def test_bad_input_is_refused_in_one_line(tmp_path, flag, says):
-  out = _main(*TINY, flag, "--workdir", str(tmp_path))
+  out = _main(*TINY, *flag.split(), "--workdir", str(tmp_path))
   assert out.returncode == 2
   assert out.stderr.strip().splitlines() == [out.stderr.strip()]
   assert says in out.stderr and out.stderr.startswith("error:")
@@ -116,9 +119,9 @@ def test_a_solve_that_cannot_fit_is_refused_with_a_setting_that_would():
   config = configuration.base("minimal")
   config.rules.players = 4
   config.memory_limit_gb = 1.0
-  seats, settings = multiplayer_run.check(config)
+  seats, settings = stage_engine.check(config)
   with pytest.raises(MemoryRefused, match=r"rules\.goal=\d+ or lower"):
-    multiplayer_run.plan_memory(seats, settings, 512)
+    stage_engine.plan_memory(seats, settings, 512)
 
 
 def test_a_refusal_hints_only_at_valid_goals():
@@ -127,9 +130,9 @@ def test_a_refusal_hints_only_at_valid_goals():
   config = configuration.base("facebook")
   config.rules.update(players=4, goal=2100)
   config.memory_limit_gb = 0.01
-  seats, settings = multiplayer_run.check(config)
+  seats, settings = stage_engine.check(config)
   with pytest.raises(MemoryRefused, match="would fit: none") as refused:
-    multiplayer_run.plan_memory(seats, settings, 512)
+    stage_engine.plan_memory(seats, settings, 512)
   assert "rules." not in str(refused.value)
 
 
@@ -142,16 +145,16 @@ def test_every_setting_a_refusal_offers_fits(preset, players, goal, limit,
   config = configuration.base(preset)
   config.rules.update(players=players, goal=goal)
   config.memory_limit_gb = limit
-  seats, settings = multiplayer_run.check(config)
+  seats, settings = stage_engine.check(config)
   with pytest.raises(MemoryRefused) as refused:
-    multiplayer_run.plan_memory(seats, settings, 512)
+    stage_engine.plan_memory(seats, settings, 512)
   hints = re.findall(r"rules\.(\w+)=(-?\d+)", str(refused.value))
   assert bool(hints) == offers, str(refused.value)
   for field, value in hints:
     hinted = config.copy_and_resolve_references()
     hinted.rules[field] = int(value)
-    seats, settings = multiplayer_run.check(hinted)
-    multiplayer_run.plan_memory(seats, settings, 512)   # fits: no raise
+    seats, settings = stage_engine.check(hinted)
+    stage_engine.plan_memory(seats, settings, 512)   # fits: no raise
 
 
 def test_two_devices_give_the_values_of_one(tmp_path):

@@ -1,0 +1,300 @@
+"""Three or more players: the stage sweeps of `multiplayer` (§8).
+
+The engine behind `driver.run` when `rules.players > 2`: every key's win
+probabilities by seat, swept stage by stage in the ordered method's order.
+A sweep is one chunk; within a long sweep a checkpoint saves its position
+every few minutes, so a crash loses little. The results are
+workdir/summary.json, workdir/start_values.npy ([B] * N + [F] * N + [N]:
+every key's win probabilities by seat from the player to move) and
+workdir/seats.txt.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+from absl import logging
+
+from farkle_jax.game import roll_tables
+from farkle_jax.game.rules import Rules
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import bellman, checkpointing, configuration
+from farkle_jax.solver import integrity, memory, multiplayer
+from farkle_jax.solver import placement, results
+from farkle_jax.solver.configuration import ConfigError, Settings
+from farkle_jax.solver.engine import Chunk, Progress, clock, fingerprint
+
+SAVE_SECONDS = 300   # a checkpoint within a sweep at least this often
+LOG_SECONDS = 30     # a progress line at least this often
+CPU_GROUP = 512      # keys per sub-batch on a CPU (cache-sized turns)
+
+
+class Position(NamedTuple):
+  """Where a solve stands (what a checkpoint holds besides w0; its format
+  predates the one driver, so older runs resume)."""
+  sweep: int            # sweeps finished
+  stage: int            # stages of the current sweep finished
+  change: float         # largest change so far in the current sweep
+  history: list         # largest change of every finished sweep
+  passes: int           # turn passes of stages, all sweeps
+  work: float           # states evaluated, in passes over all states
+  seconds: float        # time spent sweeping
+  unsettled: int        # keys left unsettled by the last finished sweep
+                        #   (within a sweep: by its stages so far)
+  apart: float          # and how far their last two policy steps were
+
+
+def group_size(settings: Settings) -> int:
+  """Keys per sub-batch: `solver.chunk_keys`, at most `CPU_GROUP` on a
+  CPU."""
+  if jax.default_backend() == "cpu":
+    return min(settings.chunk_keys, CPU_GROUP)
+  return settings.chunk_keys
+
+
+def check(config: ml_collections.ConfigDict) -> tuple[SeatsLayout, Settings]:
+  """Validates a config for N players (before any compute)."""
+  rules, settings = configuration.check(config)
+  _check_settings(rules, settings)
+  return SeatsLayout(rules), settings
+
+
+def _check_settings(rules: Rules, settings: Settings) -> None:
+  if settings.method not in ("auto", "ordered", configuration.SEATS):
+    raise ConfigError(
+        f"config.solver.method = {settings.method!r} is not allowed: 'auto', "
+        f"'ordered' or 'seats' with rules.players = {rules.players}")
+  if settings.dtype != "float64":
+    raise ConfigError(f"config.solver.dtype = {settings.dtype!r} is not "
+                      "allowed: 'float64' with more than two players")
+
+
+def footprint(seats: SeatsLayout, group: int) -> tuple[int, int]:
+  """Estimated peak (host, device) bytes of a solve."""
+  host, values = _key_bytes(seats)
+  if max(host, values) > _BEYOND:   # no machine: skip the stage sizes
+    return host + memory.RUNTIME_BYTES, values + memory.RUNTIME_BYTES
+  S, U, G = multiplayer.plan_sizes(seats, group, jax.device_count())
+  n = seats.players
+  tables = S * U * G * (7 * 4 + 1)
+  turns = (seats.num_rows + 1) * 6 * (n + 1) * G * 8 * 3
+  stage = U * G * (n + 1) * 8 * 12
+  device = values + tables + turns + stage + memory.RUNTIME_BYTES
+  return max(host, tables) + memory.RUNTIME_BYTES, device
+
+
+# Larger than any memory: an estimate past it need not be exact.
+_BEYOND = 2**50
+
+
+def _key_bytes(seats: SeatsLayout) -> tuple[int, int]:
+  """(host, device) bytes that grow with the keys alone, in closed form:
+  a lower bound of `footprint` that costs nothing to compute."""
+  n, K = seats.players, seats.num_keys
+  values = (K + 1) * n * 8 * 3             # w0, its donated copy, a gather
+  host = K * 8 * (2 * n + 12)              # NumPy fields and orders
+  return host, values
+
+
+def _need(seats: SeatsLayout, group: int) -> int:
+  host, device = footprint(seats, group)
+  return max(host, device) if jax.default_backend() == "cpu" else device
+
+
+def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
+  """Refuses (MemoryRefused) a solve that cannot fit; returns the bytes.
+  Every setting a refusal offers is checked to fit by the same estimate."""
+  need = _need(seats, group)
+  have = memory.available_bytes(on_device=True)
+  if settings.memory_limit_gb is not None:
+    have = (int(settings.memory_limit_gb * 2**30), "memory_limit_gb")
+  if need <= 0.8 * have[0]:
+    return need
+  fits = lambda rules: _need(SeatsLayout(rules), group) <= 0.8 * have[0]
+  r, unit, hints = seats.rules, seats.rules.step, []
+  lowest_goal = -(-max(r.bank_minimum, unit, r.low + unit) // unit)
+  goal = memory.largest_fitting(lowest_goal, r.goal // unit - 1,
+                                lambda g: fits(r.replace(goal=g * unit)))
+  if goal is not None:
+    hints.append(f"rules.goal={goal * unit} or lower")
+  if r.has_penalty:   # a higher floor: fewer scores below 0
+    depth = memory.largest_fitting(0, -(r.floor // unit) - 1,
+                                   lambda x: fits(r.replace(floor=-x * unit)))
+    if depth is not None:
+      hints.append(f"rules.floor={-depth * unit} or higher")
+  if seats.players > 3 and fits(r.replace(players=seats.players - 1)):
+    hints.append(f"rules.players={seats.players - 1}")
+  return memory.check(need, f"{seats.players} players, "
+                      f"{seats.num_keys:,} keys", have, hints, share=0.8)
+
+
+class SeatSweep(NamedTuple):
+  """The engine's state: the values and where the current sweep stands
+  (its counts are those since the driver's totals)."""
+  w0: jax.Array        # [K + 1, N] win probabilities by seat, per key
+  stage: int           # stages of the current sweep finished
+  change: float        # largest change so far in the current sweep
+  passes: int          # turn passes since the totals
+  work: float          # states evaluated since the totals, in sweeps
+  seconds: float       # time swept since the totals
+  unsettled: int       # keys left unsettled by the last finished sweep
+                       #   (within a sweep: by its stages so far)
+  apart: float         # and how far their last two policy steps were
+
+
+class StageEngine:
+  """Three or more players swept stage by stage (see `driver.Engine`)."""
+  method = configuration.SEATS
+  retired = ("group",)   # the sub-batch size, once part of the fingerprint
+
+  def __init__(self, rules: Rules, settings: Settings):
+    """Refuses what N players do not support, or cannot fit."""
+    _check_settings(rules, settings)
+    self.seats, self.settings = SeatsLayout(rules), settings
+    self.rules, self.num_states = rules, self.seats.num_states
+    self.group = group_size(settings)
+    self.need = plan_memory(self.seats, settings, self.group)
+    logging.info("%d players, rules %s: %s keys, %s model states; memory "
+                 "estimate %.2f GB; backend %s, %d device(s)", rules.players,
+                 rules.name, f"{self.seats.num_keys:,}",
+                 f"{self.num_states:,}", self.need / 2**30,
+                 jax.default_backend(), jax.device_count())
+
+  def build(self) -> int:
+    self.mesh = placement.make_mesh()
+    tables, self.plan = multiplayer.build(
+        self.seats, self.group, self.settings.norm == "relative", self.mesh)
+    self.tables = placement.place(tables, placement.everywhere(self.mesh))
+    self.roll = bellman.roll_arrays(roll_tables.build(self.rules))
+    self.done = np.concatenate([[0], np.cumsum(self.tables.work)])
+    return self.need
+
+  def fingerprint(self) -> dict[str, Any]:
+    return fingerprint(self.rules, self.seats.key_shape, "seats-w0",
+                       "float64", None)
+
+  def fresh(self) -> SeatSweep:
+    w0 = placement.place(multiplayer.initial_values(self.seats),
+                         placement.everywhere(self.mesh))
+    return SeatSweep(w0, 0, 0.0, 0, 0.0, 0.0, 0, 0.0)
+
+  def restore(self, ckpt: checkpointing.Checkpoints) -> Progress | None:
+    seats = self.seats
+    like = {"w0": jax.ShapeDtypeStruct((seats.num_keys + 1, seats.players),
+                                       jnp.float64)}
+    got = ckpt.restore(like, check=lambda saved: integrity.check_probabilities(
+        saved["w0"], "checkpoint w0"))
+    if got is None:
+      return None
+    step, saved, meta = got
+    where = dict(meta["position"])
+    where.setdefault("work", 0.0)   # checkpoints written before the count
+    pos = Position(**{k: where[k] for k in Position._fields})
+    logging.info("resumed from checkpoint %d: sweep %d, stage %d", step,
+                 pos.sweep + 1, pos.stage)
+    w0 = placement.place(saved["w0"], placement.everywhere(self.mesh))
+    return Progress(
+        SeatSweep(w0, pos.stage, pos.change, 0, 0.0, 0.0, pos.unsettled,
+                  pos.apart),
+        pos.sweep, pos.history[-1] if pos.history else math.inf,
+        list(pos.history), list(meta.get("trace", [])), pos.seconds,
+        pos.work, pos.passes, step)
+
+  def chunk_sweeps(self, settings: Settings, iteration: int) -> int:
+    return 1   # a sweep saves its own position within
+
+  def advance(self, p: Progress, sweeps: int,
+              ckpt: checkpointing.Checkpoints) -> Chunk:
+    """The rest of the current sweep, stage by stage."""
+    del sweeps
+    x, S, t0 = p.state, len(self.tables.work), time.time()
+    saved = logged = t0
+    if not x.stage:
+      x = x._replace(unsettled=0, apart=0.0)
+    for s in range(x.stage, S):
+      w0, ch, steps, n_open, gap = multiplayer.compiled_stage_step(
+          x.w0, self.tables, jnp.int32(s), p.iteration == 0, self.roll,
+          self.plan)
+      x = SeatSweep(w0, s + 1, max(x.change, float(ch)),
+                    x.passes + int(steps),
+                    x.work + int(steps) * float(self.tables.work[s]),
+                    x.seconds, x.unsettled + int(n_open),
+                    max(x.apart, float(gap)))
+      now = time.time()
+      if now - logged > LOG_SECONDS:
+        self._log(p, x, now - t0)
+        logged = now
+      if now - saved > SAVE_SECONDS and s + 1 < S:
+        self._save(ckpt, p, x._replace(seconds=x.seconds + now - t0))
+        saved = now
+    done = SeatSweep(x.w0, 0, 0.0, 0, 0.0, 0.0, x.unsettled, x.apart)
+    return Chunk(done, 1, x.change, [x.change], x.work, x.passes)
+
+  def _log(self, p: Progress, x: SeatSweep, seconds: float) -> None:
+    start = self.done[p.state.stage]
+    share = (self.done[x.stage] - start) / (1 - start)
+    logging.info("sweep %d: %.0f%% of its states, max change so far %.3e, "
+                 "sweep ETA %s", p.iteration + 1, 100 * self.done[x.stage],
+                 x.change, clock(seconds * (1 - share) / share))
+
+  def opening(self, state: SeatSweep) -> float:
+    integrity.check_probabilities(np.asarray(state.w0[:-1]),
+                                  "the start values")
+    return float(self._seat_win(state.w0)[0])
+
+  def _seat_win(self, w0) -> np.ndarray:
+    seats = self.seats
+    return multiplayer.start_values(w0, seats)[
+        (seats.index_of(0),) * seats.players + (0,) * seats.players]
+
+  def note(self, state: SeatSweep) -> str:
+    return (f"; {state.unsettled} keys unsettled (last two policy steps "
+            f"{state.apart:.1e} apart)" if state.unsettled else "")
+
+  def save(self, ckpt: checkpointing.Checkpoints, p: Progress) -> None:
+    self._save(ckpt, p, p.state)
+
+  def _save(self, ckpt: checkpointing.Checkpoints, p: Progress,
+            x: SeatSweep) -> None:
+    pos = Position(p.iteration, x.stage, x.change, p.history,
+                   p.steps + x.passes, p.work + x.work,
+                   p.sweep_seconds + x.seconds, x.unsettled, x.apart)
+    ckpt.save(p.iteration * len(self.tables.work) + x.stage, {"w0": x.w0},
+              {"position": pos._asdict(), "trace": p.trace})
+
+  def fields(self, p: Progress) -> dict[str, Any]:
+    return {
+        "players": self.seats.players,
+        "seat_win": [float(x) for x in self._seat_win(p.state.w0)],
+        "unsettled_keys": p.state.unsettled,
+        "unsettled_apart": p.state.apart,
+        "keys": self.seats.num_keys,
+        "turn_passes": p.steps,
+        "state_updates_per_second": (p.work * self.num_states
+                                     / p.sweep_seconds
+                                     if p.sweep_seconds else None),
+    }
+
+  def write(self, workdir: str, summary: dict[str, Any], p: Progress
+            ) -> None:
+    results.write_sealed(workdir, summary,
+                         multiplayer.start_values(p.state.w0, self.seats))
+    with open(os.path.join(workdir, "seats.txt"), "w") as f:
+      f.write(seat_table(summary) + "\n")
+
+
+def seat_table(summary: dict) -> str:
+  """Each seat's win probability from the opening, as text."""
+  lines = [f"{summary['players']} players, {summary['rules']['name']} rules "
+           f"to {summary['rules']['goal']}: win probability by seat with "
+           "optimal play"]
+  lines += [f"  seat {i + 1}: {p:.9f}"
+            for i, p in enumerate(summary["seat_win"])]
+  return "\n".join(lines)
