@@ -39,6 +39,8 @@ def _kept(solver):
 
   @functools.wraps(solver)
   def solve_once(*args, **kwargs):
+    if any(isinstance(x, np.ndarray) for x in (*args, *kwargs.values())):
+      return _read_only(solver(*args, **kwargs))   # a start: not kept
     return _read_only(cached(*args, **kwargs))
   return solve_once
 
@@ -415,7 +417,8 @@ def evaluate(rules: str, goal: int, floor: int, policy_a, policy_b,
 
 @_kept
 def solve_players(players: int, goal: int, tol: float = 1e-15,
-                  max_iter: int = 5000, entry: int = 0
+                  max_iter: int = 5000, entry: int = 0,
+                  start: np.ndarray | None = None
                   ) -> tuple[np.ndarray, dict]:
   """The minimal rules for `players` players, each maximizing their own
   win probability. Returns W0[s_0, .., s_{N-1}, i]: scores (index = points
@@ -423,7 +426,9 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   and the in-turn vectors V[t][n - 1] (t in score steps) of the last sweep.
   `entry` > 0 (points): a mover with 0 banked may bank only a turn total of
   at least `entry` (no score falls in these rules, so 0 is "not on the
-  board").
+  board"). `start` (W0's shape): where the iteration starts instead of
+  1/N everywhere; from a claimed solution a sweep or two check that it is
+  this iteration's fixed point.
 
   Ties for the mover: banking is preferred to rolling at equal value, and
   among scorings the first of the score set (fewest dice used) wins; the
@@ -439,7 +444,7 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   dists = {n: distribution("minimal", n) for n in range(1, 7)}
   win = np.zeros(shape + (N,))
   win[..., 0] = 1.0
-  w0 = np.full(shape + (N,), 1.0 / N)
+  w0 = np.full(shape + (N,), 1.0 / N) if start is None else start.copy()
 
   def pass_on(w0, total):
     """Current-seat vector after the turn passes with the mover at
