@@ -9,6 +9,10 @@ stays light for the command-line tools):
     game.win_probability(farkle_jax.Position(b=0, d=0))
     game.advise(farkle_jax.Position(0, 0), (6, 5, 3, 3, 3, 2))
 
+    config.rules.players = 3                         # any number of players
+    farkle_jax.solve(config, "runs/fb3")
+    farkle_jax.load("runs/fb3").win_probabilities((0, 500, 1200))
+
 The solve is float64 by default, so importing the package enables JAX's 64-bit
 mode (it must be on before any array exists).
 """
@@ -25,6 +29,7 @@ _PUBLIC = {
     "solve": ("farkle_jax.solver.driver", "run"),
     "SolvedGame": ("farkle_jax.strategy.solved_game", "SolvedGame"),
     "Position": ("farkle_jax.strategy.solved_game", "Position"),
+    "SeatGame": ("farkle_jax.strategy.seat_game", "SeatGame"),
 }
 
 __all__ = sorted(_PUBLIC) + ["load"]
@@ -32,8 +37,13 @@ __all__ = sorted(_PUBLIC) + ["load"]
 
 def load(workdir: str | None = None, shipped: str = "facebook",
          allow_unconverged: bool = False):
-  """The solved game in `workdir` (a finished two-player run), or the
-  values that ship with the package (`shipped`: "facebook" or "default")."""
+  """The solved game in `workdir`, or the values that ship with the
+  package (`shipped`: "facebook" or "default"): a `SolvedGame` for a
+  two-player run, a `SeatGame` (every seat's win probabilities, advice and
+  turn tables by the players' scores) for a run of more players."""
+  seat_game = importlib.import_module("farkle_jax.strategy.seat_game")
+  if seat_game.is_seats_run(workdir):
+    return seat_game.SeatGame.load(workdir, allow_unconverged)
   solved_game = importlib.import_module("farkle_jax.strategy.solved_game")
   return solved_game.SolvedGame.open(workdir, shipped, allow_unconverged)
 

@@ -25,17 +25,34 @@ import farkle_jax  # noqa: E402,F401  (enables float64)
 import pytest  # noqa: E402
 
 
+def solved_once(tmp_path_factory, name: str, config) -> str:
+  """The workdir of `config` solved once per test run: the pytest-xdist
+  workers share it (the first to ask solves it, under a lock; the others
+  wait and read it), so no fixture game is solved twice."""
+  import fcntl
+  from farkle_jax.solver import driver
+  root = tmp_path_factory.getbasetemp()
+  if os.environ.get("PYTEST_XDIST_WORKER"):
+    root = root.parent   # the run's directory, shared by its workers
+  workdir = root / f"solved_{name}"
+  with open(root / f"solved_{name}.lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    if not (workdir / "summary.json").exists():
+      driver.run(config, str(workdir))
+  return str(workdir)
+
+
 @pytest.fixture(scope="session")
 def tiny_runs(tmp_path_factory):
   """Solved tiny games (configs/tiny.py), by name: (w0, layout, roll)."""
-  from farkle_jax.solver import driver, results
+  from farkle_jax.solver import results
   from configs import tiny
   cache = {}
 
   def get(name):
     if name not in cache:
-      workdir = str(tmp_path_factory.mktemp(f"tiny_{name}"))
-      driver.run(tiny.get_config(name), workdir)
+      workdir = solved_once(tmp_path_factory, f"tiny_{name}",
+                        tiny.get_config(name))
       cache[name] = results.load(workdir)[:3] + (workdir,)
     return cache[name]
 
@@ -45,13 +62,11 @@ def tiny_runs(tmp_path_factory):
 @pytest.fixture(scope="session")
 def three_players(tmp_path_factory):
   """The workdir of a solved three-player game: minimal rules to 500."""
-  from farkle_jax.solver import configuration, driver
+  from farkle_jax.solver import configuration
   config = configuration.base("minimal")
   config.rules.update(goal=500, players=3)
   config.solver.update(tol=1e-14, norm="absolute")
-  workdir = str(tmp_path_factory.mktemp("three_players"))
-  driver.run(config, workdir)
-  return workdir
+  return solved_once(tmp_path_factory, "three_players", config)
 
 
 @pytest.fixture(scope="session")
@@ -60,10 +75,10 @@ def unsettled_game(tmp_path_factory):
   turn policies (three players, minimal rules to 1,500): (config, summary,
   start values)."""
   import numpy as np
-  from farkle_jax.solver import configuration, driver
+  from farkle_jax.solver import configuration, results
   config = configuration.base("minimal")
   config.rules.update(goal=1500, players=3)
   config.solver.update(tol=1e-14, norm="absolute")
-  workdir = str(tmp_path_factory.mktemp("unsettled"))
-  summary = driver.run(config, workdir)
-  return config, summary, np.load(f"{workdir}/start_values.npy")
+  workdir = solved_once(tmp_path_factory, "unsettled", config)
+  return (config, results.read_summary(workdir),
+          np.load(f"{workdir}/start_values.npy"))

@@ -112,7 +112,12 @@ def test_first_guesses_come_from_stages_solved_before():
 
 
 def test_three_players_with_a_penalty_are_distributions(tmp_path):
-  summary, w = _solve(tmp_path, "facebook", 400, 3, floor=-200)
+  """Every sweep keeps each key's values a distribution over the winner, so
+  a loose tolerance shows it as well as a tight one."""
+  config = _config("facebook", 400, 3, floor=-200)
+  config.solver.tol = 1e-8
+  summary = driver.run(config, str(tmp_path))
+  w = np.load(tmp_path / "start_values.npy")
   assert summary["converged"] and summary["iterations"] > 2
   assert w.min() >= 0 and np.abs(w.sum(-1) - 1).max() < 1e-12
   first, second, third = summary["seat_win"]

@@ -36,3 +36,16 @@ def test_load_and_solve_are_the_package_functions(tmp_path, tiny_runs):
   assert summary["converged"]
   np.testing.assert_array_equal(farkle_jax.load(str(tmp_path)).run.w0,
                                 tiny_runs("minimal")[0])
+
+
+def test_one_solve_and_one_load_for_any_number_of_players(three_players):
+  """`solve` is the one pipeline; `load` gives a run of more players as a
+  SeatGame, whose opening is the run's summary."""
+  from farkle_jax.solver import driver
+  from farkle_jax.strategy.seat_game import SeatGame
+  assert farkle_jax.solve is driver.run
+  game = farkle_jax.load(three_players)
+  assert isinstance(game, SeatGame) and game is not None
+  np.testing.assert_allclose(game.win_probabilities((0, 0, 0)),
+                             game.summary["seat_win"], rtol=0, atol=0)
+  assert farkle_jax.SeatGame is SeatGame

@@ -13,7 +13,8 @@ from conftest import ROOT
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import configuration, driver
+from conftest import solved_once
+from farkle_jax.solver import configuration
 from farkle_jax.strategy import evaluation, expected_score, policies
 from farkle_jax.strategy import seat_game, seated
 
@@ -25,9 +26,7 @@ def games(tmp_path_factory):
     config = configuration.base("minimal")
     config.rules.update(goal=1000, players=players)
     config.solver.update(tol=1e-14, norm="absolute", method="seats")
-    workdir = str(tmp_path_factory.mktemp(f"p{players}"))
-    driver.run(config, workdir)
-    out[players] = workdir
+    out[players] = solved_once(tmp_path_factory, f"seated_{players}", config)
   game = seat_game.SeatGame.load(out[3])
   pair = np.load(f"{out[2]}/start_values.npy")[..., 0]
   return game, pair

@@ -36,10 +36,11 @@ class SeatChoice(NamedTuple):
 
 
 def is_seats_run(workdir: str | None) -> bool:
-  """Whether `workdir` holds a finished run of more than two players."""
+  """Whether `workdir` holds a finished run of the seat engine (more than
+  two players, or two with `solver.method = "seats"`)."""
   try:
     with open(os.path.join(workdir or "", "summary.json")) as f:
-      return json.load(f).get("players", 2) > 2
+      return "seat_win" in json.load(f)
   except (OSError, ValueError, AttributeError):
     return False
 
