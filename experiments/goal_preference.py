@@ -18,7 +18,7 @@ import os
 import time
 
 import numpy as np
-from absl import app, flags, logging
+from absl import flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)

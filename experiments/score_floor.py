@@ -20,7 +20,7 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-from absl import app, flags, logging
+from absl import flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)

@@ -16,7 +16,7 @@ report. Writes workdir/analysis/strategy_report.{md,json}.
 import os
 import time
 
-from absl import app, flags, logging
+from absl import flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)

@@ -439,7 +439,7 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   shape = (nb,) * N
   idx = np.meshgrid(*(np.arange(nb) for _ in range(N)), indexing="ij")
   s0 = idx[0]
-  least = np.where(s0 == 0, max(1, entry // step), 1)   # per key
+  least = np.where(s0 == 0, max(bank_min, entry), bank_min) // step  # per key
   top = nb - 1
   dists = {n: distribution("minimal", n) for n in range(1, 7)}
   win = np.zeros(shape + (N,))

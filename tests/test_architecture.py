@@ -4,6 +4,7 @@ state index, names that say one thing."""
 import ast
 import itertools
 import os
+import re
 
 from conftest import ROOT
 
@@ -114,3 +115,66 @@ def test_modules_and_functions_stay_small():
         if size > 60:
           long.append(f"{rel}:{node.lineno} {node.name}: {size} lines")
   assert not long, long
+
+
+def _code_lines(path: str) -> list[tuple[int, str]]:
+  """(line number, text) of the lines that say something: comments, blank
+  lines, lone punctuation and imports are passed over; strings and numbers
+  are masked so that a copy with other messages or constants still shows."""
+  out = []
+  for number, line in enumerate(open(path, encoding="utf-8"), 1):
+    text = " ".join(line.split())
+    if (len(text) < 4 or text.startswith(("#", "//", "import ", "from "))
+        or not re.search(r"\w", text)):
+      continue
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "S", text)
+    out.append((number, re.sub(r"\b\d[\d_.e]*\b", "0", text)))
+  return out
+
+
+def _shared_runs(a: list, b: list, run: int) -> list[tuple[int, int]]:
+  """(line in a, line in b) where `run` code lines in a row are the same."""
+  where: dict[tuple, list[int]] = {}
+  for i in range(len(b) - run + 1):
+    where.setdefault(tuple(t for _, t in b[i:i + run]), []).append(i)
+  return [(a[i][0], b[j][0]) for i in range(len(a) - run + 1)
+          for j in where.get(tuple(t for _, t in a[i:i + run]), ())]
+
+
+TWIN_RUN = 6   # code lines in a row that make two places one piece of code
+
+
+def _twins(paths: dict[str, str]) -> list[str]:
+  lines = {rel: _code_lines(path) for rel, path in paths.items()}
+  found = []
+  for x, y in itertools.combinations(sorted(lines), 2):
+    runs = _shared_runs(lines[x], lines[y], TWIN_RUN)
+    if runs:
+      found.append(f"{x}:{runs[0][0]} ~ {y}:{runs[0][1]} "
+                   f"({len(runs)} shared runs)")
+  return found
+
+
+def _sources() -> dict[str, str]:
+  out = {}
+  for folder, _, files in os.walk(PACKAGE):
+    for name in files:
+      if name.endswith((".py", ".js")):
+        path = os.path.join(folder, name)
+        out[os.path.relpath(path, PACKAGE)] = path
+  return out
+
+
+def test_no_two_modules_repeat_each_other():
+  """No module pair is a twin: no run of six code lines (strings and
+  numbers aside) stands in two modules, Python or the page's JavaScript."""
+  assert not _twins(_sources())
+
+
+def test_the_twin_check_sees_a_copy(tmp_path):
+  body = "".join(f"def f{i}(x):\n  return x * {i} + len('{i}')\n"
+                 for i in range(4))
+  (tmp_path / "a.py").write_text(body)
+  (tmp_path / "b.py").write_text("# other words\n" + body.replace("'", '"'))
+  found = _twins({n: str(tmp_path / n) for n in ("a.py", "b.py")})
+  assert found and found[0].startswith("a.py:1 ~ b.py:2"), found

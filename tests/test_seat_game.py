@@ -3,7 +3,6 @@ solved values and the rules, and the command-line tools take every
 player's score."""
 
 import json
-import os
 import subprocess
 import sys
 

@@ -27,6 +27,7 @@ layout itself is a frozen dataclass, hashable, so it can be a static argument.
 from __future__ import annotations
 
 import dataclasses
+import math
 from types import ModuleType
 
 import numpy as np
@@ -42,7 +43,8 @@ Fields = tuple  # (b, d, f, e): index arrays (or ints) of the same shape
 class ScoreUnits:
   """The rule sizes in score units, and where an option lands in a turn
   array, shared by the two-player layout and the N-player one
-  (`game.seats`). Needs `rules` and `num_rows` of the layout."""
+  (`game.seats`): sizes, the turn rows of a banked score, the bank floor.
+  Needs `rules`, `num_scores` and `key_shape` of the layout."""
 
   @property
   def unit(self) -> int:
@@ -68,6 +70,41 @@ class ScoreUnits:
   def entry(self) -> int:
     """The entry minimum in units (0: none)."""
     return self.rules.entry_minimum // self.unit
+
+  @property
+  def num_farkle(self) -> int:
+    return self.rules.farkle_states
+
+  @property
+  def num_keys(self) -> int:
+    return math.prod(self.key_shape)   # exact, however large
+
+  def score_units(self, b, xp: ModuleType = np):
+    """Banked score (units) of banked-score index b."""
+    return b + self.low
+
+  @property
+  def past_goal(self) -> int:
+    """Units past the goal a turn total is followed (none: reaching the
+    goal wins at once)."""
+    return 0
+
+  def t_max(self, b, xp: ModuleType = np):
+    """Largest non-terminal turn total (units) for banked-score index b."""
+    return xp.maximum(self.bank_floor(b, xp) - 1,
+                      self.goal - 1 - self.score_units(b, xp) + self.past_goal)
+
+  @property
+  def num_rows(self) -> int:
+    """T: turn-total rows (the largest t_max + 1); row T holds the wins."""
+    return int(self.t_max(0)) + 1
+
+  @property
+  def num_states(self) -> int:
+    """Non-terminal model states (t <= t_max of the mover's score), times
+    the other key fields and the dice to roll (docs/model.md §2)."""
+    rows = self.t_max(np.arange(self.num_scores)) + 1
+    return int(rows.sum()) * (self.num_keys // self.num_scores) * N_DICE
 
   def bank_floor(self, b, xp: ModuleType = np):
     """Smallest bankable turn total (units) for banked-score index b.
@@ -145,16 +182,8 @@ class StateLayout(ScoreUnits):
     return self.score_units(b, xp) - self.low + self.num_off
 
   @property
-  def num_farkle(self) -> int:
-    return self.rules.farkle_states
-
-  @property
   def key_shape(self) -> tuple[int, int, int, int]:
     return (self.num_scores, self.num_scores, self.num_farkle, self.num_farkle)
-
-  @property
-  def num_keys(self) -> int:
-    return int(np.prod(self.key_shape))
 
   def bank_floor(self, b, xp: ModuleType = np):
     """`ScoreUnits.bank_floor`; with a penalty too, where the players off
@@ -182,28 +211,12 @@ class StateLayout(ScoreUnits):
 
   @property
   def past_goal(self) -> int:
-    """Units past the goal a turn total is followed (the final-round cap;
+    """`ScoreUnits.past_goal`: units past the goal a turn total is followed
+    (the final-round cap;
     0 without a final round, where reaching the goal wins at once)."""
     if not self.rules.final_round:
       return 0
     return self.rules.final_round_cap // self.unit
-
-  def t_max(self, b, xp: ModuleType = np):
-    """Largest non-terminal turn total (units) for banked-score index b."""
-    return xp.maximum(self.bank_floor(b, xp) - 1,
-                      self.goal - 1 - self.score_units(b, xp) + self.past_goal)
-
-  @property
-  def num_rows(self) -> int:
-    """T: turn-total rows (the largest t_max + 1); row T holds the wins."""
-    return int(self.t_max(0)) + 1
-
-  @property
-  def num_states(self) -> int:
-    """Non-terminal model states (t <= t_max(b)), docs/model.md §2."""
-    tcount = self.t_max(np.arange(self.num_scores)) + 1
-    per_b = self.num_scores * self.num_farkle ** 2 * N_DICE
-    return int(tcount.sum()) * per_b
 
   # Scores.
   def index_of(self, score: int, field: str = "score",

@@ -22,12 +22,11 @@ wins, and row T stands for all of them.
 from __future__ import annotations
 
 import dataclasses
-import math
 from types import ModuleType
 
 import numpy as np
 
-from farkle_jax.game.layout import N_DICE, ScoreUnits
+from farkle_jax.game.layout import ScoreUnits
 from farkle_jax.game.rules import Rules
 
 Fields = tuple  # (s_0, .., s_{N-1}, f_0, .., f_{N-1}): index arrays or ints
@@ -51,40 +50,17 @@ class SeatsLayout(ScoreUnits):
     """B: banked-score indices, from the floor to goal - step."""
     return self.goal - self.low
 
-  @property
-  def num_farkle(self) -> int:
-    return self.rules.farkle_states
 
   @property
   def key_shape(self) -> tuple[int, ...]:
     n = self.players
     return (self.num_scores,) * n + (self.num_farkle,) * n
 
-  @property
-  def num_keys(self) -> int:
-    return math.prod(self.key_shape)   # exact, however large
 
   @property
   def score_stride(self) -> int:
     """Flat-key distance between neighbouring scores of the last seat."""
     return self.num_farkle ** self.players
-
-  def t_max(self, s0, xp: ModuleType = np):
-    """Largest non-terminal turn total (units) for banked-score index s0."""
-    return xp.maximum(self.bank_floor(s0, xp) - 1,
-                      self.goal - 1 - (s0 + self.low))
-
-  @property
-  def num_rows(self) -> int:
-    """T: turn-total rows (the longest turn); row T holds the wins."""
-    return int(self.t_max(0)) + 1
-
-  @property
-  def num_states(self) -> int:
-    """Non-terminal states: keys times their in-turn states."""
-    rows = self.t_max(np.arange(self.num_scores)) + 1
-    others = self.num_keys // self.num_scores
-    return int(rows.sum()) * others * N_DICE
 
   # Scores and keys.
   def index_of(self, score: int, field: str = "score") -> int:
