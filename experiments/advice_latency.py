@@ -8,7 +8,7 @@ start-of-turn key, a random reachable turn total and dice count) and a
 random roll of those dice, so nearly every request rebuilds a turn no
 request asked for before (the turn cache does not help). After --warmup
 requests, --requests are timed one by one, first through
-`SolvedGame.advise`, then as GET /api/advice to `farkle_jax.serve` started
+`SolvedGame.advise`, then as GET /api/advice to `farkle_jax.apps.serve` started
 on this machine (a keep-alive connection, JSON decoded). Prints p50, p99
 and max in milliseconds and writes them to --json.
 """
@@ -26,7 +26,7 @@ from absl import app, flags
 
 import farkle_jax  # noqa: F401  (enables float64)
 from benchmark import cpu_name
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 from farkle_jax.solver import queries
 from farkle_jax.strategy.solved_game import Position, SolvedGame
 
@@ -92,7 +92,7 @@ def serve(workdir: str | None) -> tuple[subprocess.Popen, int]:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
   args = ["--workdir", workdir] if workdir else ["--shipped", "facebook"]
-  proc = subprocess.Popen([sys.executable, "-m", "farkle_jax.serve", *args,
+  proc = subprocess.Popen([sys.executable, "-m", "farkle_jax.apps.serve", *args,
                            "--port", str(port)], stdout=subprocess.PIPE,
                           text=True)
   proc.stdout.readline()   # printed once the values are loaded

@@ -48,7 +48,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import configuration, loop_steps, methods, sweep_counts

@@ -26,7 +26,7 @@ sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import farkle_jax  # noqa: F401,E402  (float64)
 import outputs
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 from farkle_jax.solver import driver
 
 _CONFIG = config_flags.DEFINE_config_file(

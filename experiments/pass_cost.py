@@ -19,7 +19,7 @@ import numpy as np
 from absl import app, flags
 
 import farkle_jax  # noqa: F401  (float64)
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import StateLayout

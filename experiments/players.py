@@ -26,7 +26,7 @@ sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import farkle_jax  # noqa: F401,E402  (float64)
 import matplotlib  # noqa: E402
 import numpy as np  # noqa: E402
-from farkle_jax import command_line  # noqa: E402
+from farkle_jax.apps import command_line  # noqa: E402
 from farkle_jax.solver import configuration, driver  # noqa: E402
 from farkle_jax.strategy import seat_game, seated  # noqa: E402
 

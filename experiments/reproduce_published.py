@@ -18,7 +18,7 @@ import os
 from absl import app, flags
 
 import farkle_jax  # noqa: F401  (float64)
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 from farkle_jax.game import scoring
 from farkle_jax.game.roll_tables import next_dice
 from farkle_jax.solver import queries, results

@@ -24,7 +24,7 @@ from absl import flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 import outputs
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.solver import bellman, checkpointing, driver

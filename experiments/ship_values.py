@@ -16,7 +16,7 @@ import os
 from absl import app, flags
 
 import farkle_jax  # noqa: F401  (enables float64)
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 from farkle_jax.solver import results
 from farkle_jax.strategy import solved_game
 

@@ -8,7 +8,7 @@ then: maximum expected score (points per turn, farkle rate, V table,
 thresholds), the memorized table and its departures, exact win rates of
 every strategy against the optimal player, the go-for-it search, the komi
 curve, and Monte Carlo play of every pairing against its exact value. The
-figures are those of `python -m farkle_jax.analyze` (the same functions of
+figures are those of `python -m farkle_jax.apps.analyze` (the same functions of
 `farkle_jax.strategy.figures`, `go_for_it` and `komi`), formatted as one
 report. Writes workdir/analysis/strategy_report.{md,json}.
 """
@@ -20,7 +20,7 @@ from absl import flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 import outputs
 from farkle_jax.solver import checkpointing, driver
 from farkle_jax.strategy import catalog, expected_score, figures, go_for_it

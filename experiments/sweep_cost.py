@@ -27,7 +27,7 @@ from absl import app, flags
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (float64)
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, configuration, methods, newton

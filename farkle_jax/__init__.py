@@ -12,6 +12,8 @@ stays light for the command-line tools):
     config.rules.players = 3                         # any number of players
     farkle_jax.solve(config, "runs/fb3")
     farkle_jax.load("runs/fb3").win_probabilities((0, 500, 1200))
+    farkle_jax.advise(game, (0, 0), roll=(6, 5, 3, 3, 3, 2))["choices"][0]
+    farkle_jax.evaluate(game, "maxscore", "optimal")["overall"]
 
 The solve is float64 by default, so importing the package enables JAX's 64-bit
 mode (it must be on before any array exists).
@@ -32,7 +34,7 @@ _PUBLIC = {
     "SeatGame": ("farkle_jax.strategy.seat_game", "SeatGame"),
 }
 
-__all__ = sorted(_PUBLIC) + ["load"]
+__all__ = sorted(list(_PUBLIC) + ["load", "advise", "evaluate"])
 
 
 def load(workdir: str | None = None, shipped: str = "facebook",
@@ -46,6 +48,46 @@ def load(workdir: str | None = None, shipped: str = "facebook",
     return seat_game.SeatGame.load(workdir, allow_unconverged)
   solved_game = importlib.import_module("farkle_jax.strategy.solved_game")
   return solved_game.SolvedGame.open(workdir, shipped, allow_unconverged)
+
+
+def advise(game, scores, roll=None, t: int = 0, n: int = 6, counts=None
+           ) -> dict:
+  """What to do, as data, in a game of any number of players (`load`).
+
+  Args:
+    game: a loaded game (`SolvedGame` or `SeatGame`).
+    scores: every player's banked score, from the player to move on.
+    roll: the faces rolled; None asks bank or roll at turn total `t` with
+      `n` dice instead.
+    t: the turn total so far (points).
+    n: the dice to roll (without a roll).
+    counts: every player's farkles in a row (rules with a penalty).
+
+  Returns:
+    With a roll, "choices": every way to set dice aside, best first, each
+    with every player's win probability after it, and "then": bank or roll
+    after the best one. Without, "best" with the "bank" and "roll" vectors.
+  """
+  n = len(roll) if roll is not None else n
+  return game.advice(tuple(scores), t, n, roll, counts)
+
+
+def evaluate(game, a: str, b: str = "optimal", start=(0, 0)) -> dict:
+  """Exact win probability of strategy `a` against `b` (names of the
+  strategy catalog: optimal, maxscore, bank:300, ...) in a two-player game
+  loaded with `load`, as first player, second and overall."""
+  catalog = importlib.import_module("farkle_jax.strategy.catalog")
+  figures = importlib.import_module("farkle_jax.strategy.figures")
+  if getattr(game, "players", 2) != 2:
+    raise catalog.StrategyError("evaluate compares strategies of two "
+                                "players; this game has "
+                                f"{game.players}")
+  for name in (a, b):
+    catalog.check_name(name, game.layout.unit)
+  ctx = catalog.Context(game.layout, game.run.roll, game.run.w0)
+  result = figures.against(ctx, [a], b, tuple(start))[a]
+  return {"a": a, "b": b, "first": result.first, "second": result.second,
+          "overall": result.overall}
 
 
 def __getattr__(name: str):

@@ -11,7 +11,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
-from farkle_jax import cluster, command_line, progress
+from farkle_jax.apps import cluster, command_line, progress
 from farkle_jax.solver import checkpointing, driver, stage_engine
 from farkle_jax.solver import placement, results
 

@@ -70,6 +70,21 @@ def three_players(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def seats_runs(tmp_path_factory):
+  """Workdirs of minimal rules to 1,000 solved by the seat engine, by the
+  number of players (2 or 3)."""
+  from farkle_jax.solver import configuration
+
+  def get(players: int) -> str:
+    config = configuration.base("minimal")
+    config.rules.update(goal=1000, players=players)
+    config.solver.update(tol=1e-14, norm="absolute", method="seats")
+    return solved_once(tmp_path_factory, f"seated_{players}", config)
+
+  return get
+
+
+@pytest.fixture(scope="session")
 def unsettled_game(tmp_path_factory):
   """A solved game with one rotation cycle that has no equilibrium in pure
   turn policies (three players, minimal rules to 1,500): (config, summary,

@@ -14,7 +14,7 @@ ENV = dict(os.environ)
 
 
 def _advise(*args):
-  return subprocess.run([sys.executable, "-m", "farkle_jax.advise", *args],
+  return subprocess.run([sys.executable, "-m", "farkle_jax.apps.advise", *args],
                         cwd=ROOT, env=ENV, capture_output=True, text=True,
                         timeout=300)
 

@@ -11,7 +11,7 @@ from conftest import ROOT
 
 
 def _cli(*args):
-  return subprocess.run([sys.executable, "-m", "farkle_jax.analyze", *args],
+  return subprocess.run([sys.executable, "-m", "farkle_jax.apps.analyze", *args],
                         cwd=ROOT, capture_output=True, text=True,
                         env=dict(os.environ))
 
@@ -89,7 +89,7 @@ def test_maxscore_of_a_turn_that_need_not_end_finishes():
   """configs/zilch.py (six dice never farkle), on a smaller goal: the
   one-turn and the long-run figures come out."""
   out = subprocess.run(
-      [sys.executable, "-m", "farkle_jax.analyze", "maxscore",
+      [sys.executable, "-m", "farkle_jax.apps.analyze", "maxscore",
        "--config", "configs/zilch.py", "--config.rules.goal=2000",
        "--t_last=300"], cwd=ROOT, capture_output=True, text=True,
       timeout=300)

@@ -41,11 +41,11 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def serving(*source: str):
-  """`python -m farkle_jax.serve` with `source` flags on a free port, up
+  """`python -m farkle_jax.apps.serve` with `source` flags on a free port, up
   and answering; yields its URL."""
   port = _free_port()
   proc = subprocess.Popen(
-      [sys.executable, "-m", "farkle_jax.serve", *source, "--port",
+      [sys.executable, "-m", "farkle_jax.apps.serve", *source, "--port",
        str(port)], cwd=ROOT, env=dict(os.environ),
       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
   url = f"http://127.0.0.1:{port}"

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from farkle_jax import cluster
+from farkle_jax.apps import cluster
 from farkle_jax.solver import placement
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -85,9 +85,9 @@ def test_not_converged_exits_1_and_readers_refuse(tmp_path):
   out = _run("farkle_jax.main", *TINY, f"--workdir={tmp_path}",
              "--config.solver.max_iterations=1")
   _one_line(out, 1, "not converged", "max_iterations")
-  table = _run("farkle_jax.table", f"--workdir={tmp_path}")
+  table = _run("farkle_jax.apps.table", f"--workdir={tmp_path}")
   _one_line(table, 1, "did not converge", "--allow_unconverged")
-  table = _run("farkle_jax.table", f"--workdir={tmp_path}",
+  table = _run("farkle_jax.apps.table", f"--workdir={tmp_path}",
                "--allow_unconverged")
   assert table.returncode == 0 and "turn table" in table.stdout
 
@@ -100,7 +100,7 @@ def test_not_converged_exits_1_and_readers_refuse(tmp_path):
 ])
 def test_table_usage_errors(tiny_runs, args, code, words):
   workdir = tiny_runs("minimal")[3]
-  _one_line(_run("farkle_jax.table", f"--workdir={workdir}", *args), code,
+  _one_line(_run("farkle_jax.apps.table", f"--workdir={workdir}", *args), code,
             *words)
 
 
@@ -129,7 +129,7 @@ def test_table_on_a_broken_workdir(tiny_runs, tmp_path, damage, words):
     if damage == f"truncated_{name.split('.')[0]}":
       data = open(path, "rb").read()
       open(path, "wb").write(data[:len(data) // 2])
-  _one_line(_run("farkle_jax.table", f"--workdir={workdir}"), 1, *words)
+  _one_line(_run("farkle_jax.apps.table", f"--workdir={workdir}"), 1, *words)
 
 
 def _peak_rss_of(module, *args) -> tuple[subprocess.CompletedProcess, int]:
@@ -150,7 +150,7 @@ def _peak_rss_of(module, *args) -> tuple[subprocess.CompletedProcess, int]:
 
 
 def test_analysis_over_memory_is_refused_before_anything_big(tmp_path):
-  out, peak = _peak_rss_of("farkle_jax.analyze", "evaluate",
+  out, peak = _peak_rss_of("farkle_jax.apps.analyze", "evaluate",
                            "--config=configs/facebook.py",
                            "--config.rules.goal=1000000", "--a=maxscore",
                            "--b=bank:300")
@@ -208,7 +208,7 @@ def test_no_line_about_a_missing_tpu(tiny_runs):
   the entry points drop that line."""
   env = {k: v for k, v in ENV.items() if k != "JAX_PLATFORMS"}
   out = subprocess.run(
-      [sys.executable, "-m", "farkle_jax.table",
+      [sys.executable, "-m", "farkle_jax.apps.table",
        f"--workdir={tiny_runs('minimal')[3]}"], cwd=ROOT, env=env,
       capture_output=True, text=True, timeout=300)
   assert out.returncode == 0, out.stderr[-2000:]
@@ -223,7 +223,7 @@ def test_a_flag_out_of_its_bounds_is_named():
 
 
 def test_every_kind_of_failure_has_its_exit_code():
-  from farkle_jax import command_line as cl
+  from farkle_jax.apps import command_line as cl
   assert cl.classify(KeyboardInterrupt()) == (
       cl.INTERRUPTED_EXIT, cl.classify(KeyboardInterrupt())[1])
   assert "resumes" in cl.classify(KeyboardInterrupt())[1]
@@ -255,11 +255,11 @@ def test_every_kind_of_failure_has_its_exit_code():
      ("needs about", "rules.goal=")),
     ("farkle_jax.main", ("--config.rules.players=6",), 1,
      ("would fit",)),
-    ("farkle_jax.analyze", ("simulate", "--games=1000000000"), 2,
+    ("farkle_jax.apps.analyze", ("simulate", "--games=1000000000"), 2,
      ("--games", "100,000,000")),
-    ("farkle_jax.analyze", ("maxscore", "--t_last=10" + "0" * 30), 2,
+    ("farkle_jax.apps.analyze", ("maxscore", "--t_last=10" + "0" * 30), 2,
      ("--t_last", "to the goal")),
-    ("farkle_jax.analyze", ("komi", "--k_max=10" + "0" * 20), 2,
+    ("farkle_jax.apps.analyze", ("komi", "--k_max=10" + "0" * 20), 2,
      ("--k_max",)),
 ])
 def test_numbers_out_of_range_fail_at_once(tmp_path, module, args, code,
@@ -267,7 +267,7 @@ def test_numbers_out_of_range_fail_at_once(tmp_path, module, args, code,
   """Refused in one line before any compute (the memory estimate of a
   huge game included: closed form)."""
   command, config = (), ("--config", "configs/default.py")
-  if module == "farkle_jax.analyze":
+  if module == "farkle_jax.apps.analyze":
     command, args = args[:1], args[1:]
     config = ("--config", "configs/tiny.py:minimal")
   out = _run(module, *command, *config, *args, f"--workdir={tmp_path}/w",
@@ -279,7 +279,7 @@ def test_numbers_out_of_range_fail_at_once(tmp_path, module, args, code,
 
 
 def test_a_turn_total_beyond_the_game_for_three_players(three_players):
-  out = _run("farkle_jax.advise", f"--workdir={three_players}",
+  out = _run("farkle_jax.apps.advise", f"--workdir={three_players}",
              "--t=10" + "0" * 100)
   _one_line(out, 2, "t=1", "from 0 to")
 
@@ -292,7 +292,7 @@ def test_the_same_damage_exits_the_same_for_two_and_three_players(
     shutil.copytree(run, copy)
     (copy / "start_values.npy").write_bytes(b"not an array")
     args = ("--scores=0,0,0",) if name == "three" else ()
-    _one_line(_run("farkle_jax.table", f"--workdir={copy}", *args), 1,
+    _one_line(_run("farkle_jax.apps.table", f"--workdir={copy}", *args), 1,
               "damaged" if name == "two" else "no intact")
 
 
@@ -304,7 +304,7 @@ def test_a_flipped_byte_in_shipped_style_values_is_one_line(tmp_path):
   data = bytearray(path.read_bytes())
   data[len(data) // 2] ^= 0xFF
   path.write_bytes(bytes(data))
-  _one_line(_run("farkle_jax.table", f"--workdir={copy}"), 1,
+  _one_line(_run("farkle_jax.apps.table", f"--workdir={copy}"), 1,
             "start_values.npz is missing or damaged")
 
 

@@ -178,7 +178,7 @@ def test_strategy_evaluation_refuses_it_in_one_line():
   import sys
   from conftest import ROOT
   out = subprocess.run(
-      [sys.executable, "-m", "farkle_jax.analyze", "evaluate", "--config",
+      [sys.executable, "-m", "farkle_jax.apps.analyze", "evaluate", "--config",
        "configs/tiny.py:minimal", "--config.rules.final_round=True",
        "--a", "maxscore", "--b", "bank:300"], cwd=ROOT, capture_output=True,
       text=True, env=dict(os.environ))

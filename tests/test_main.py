@@ -36,7 +36,7 @@ def test_main_and_table_end_to_end(tmp_path):
   assert summary["dependent_steps_per_sweep"] > 100
   assert os.path.exists(os.path.join(w, "tables", "turn_b0_d0_f0_e0.json"))
 
-  table = _run("farkle_jax.table", f"--workdir={w}", "--b=500", "--d=100",
+  table = _run("farkle_jax.apps.table", f"--workdir={w}", "--b=500", "--d=100",
                "--json")
   assert table.returncode == 0, table.stderr[-2000:]
   data = json.loads(table.stdout)
@@ -44,10 +44,10 @@ def test_main_and_table_end_to_end(tmp_path):
   row = data["rows"][0]
   assert row["t"] == 0 and set(row["W"]) == {"6", "5", "4", "3", "2", "1"}
   assert row["unreachable"] == [5, 4, 3, 2, 1]
-  text = _run("farkle_jax.table", f"--workdir={w}", "--b=500", "--d=100")
+  text = _run("farkle_jax.apps.table", f"--workdir={w}", "--b=500", "--d=100")
   assert "turn table b=500 d=100" in text.stdout
 
-  bad = _run("farkle_jax.table", f"--workdir={w}", "--b=525")
+  bad = _run("farkle_jax.apps.table", f"--workdir={w}", "--b=525")
   assert bad.returncode != 0 and "b=525" in bad.stderr
 
 

@@ -49,3 +49,40 @@ def test_one_solve_and_one_load_for_any_number_of_players(three_players):
   np.testing.assert_allclose(game.win_probabilities((0, 0, 0)),
                              game.summary["seat_win"], rtol=0, atol=0)
   assert farkle_jax.SeatGame is SeatGame
+
+
+def test_advise_answers_alike_whichever_engine_solved_two_players(
+    tiny_runs, seats_runs):
+  """The same two-player game (minimal rules to 1,000) solved by the scalar
+  chunk engine and by the seat engine: `advise` gives the same ranked
+  choices and win vectors from either loaded game."""
+  chunk, seats = farkle_jax.load(tiny_runs("minimal")[3]), farkle_jax.load(
+      seats_runs(2))
+  assert (chunk.players, seats.players) == (2, 2)
+  assert type(chunk) is not type(seats)
+  for scores, t, roll in (((0, 0), 0, (6, 5, 3, 3, 3, 2)),
+                          ((450, 700), 150, (1, 5, 2, 2)),
+                          ((900, 0), 50, (1, 1, 4, 6, 6)),
+                          ((300, 850), 0, (2, 3, 4, 6, 6, 4))):
+    x, y = (farkle_jax.advise(g, scores, roll=roll, t=t)
+            for g in (chunk, seats))
+    assert [c["kept"] for c in x["choices"]] == [
+        list(c["kept"]) for c in y["choices"]]
+    for cx, cy in zip(x["choices"], y["choices"]):
+      np.testing.assert_allclose(cx["win"], cy["win"], rtol=0, atol=1e-9)
+    assert ("then" in x) == ("then" in y)
+    if "then" in x:
+      assert x["then"]["best"] == y["then"]["best"]
+    np.testing.assert_allclose(chunk.win_probabilities(scores),
+                               seats.win_probabilities(scores), atol=1e-9)
+  decided = farkle_jax.advise(chunk, (0, 0), t=350, n=2)
+  assert decided["best"] in ("bank", "roll") and len(decided["roll"]) == 2
+
+
+def test_evaluate_gives_the_solver_value_for_optimal_against_itself():
+  game = farkle_jax.load(shipped="default")
+  both = farkle_jax.evaluate(game, "optimal", "optimal")
+  assert abs(both["first"] - game.first_player_win()) < 1e-9
+  assert abs(both["overall"] - 0.5) < 1e-12
+  weaker = farkle_jax.evaluate(game, "bank:300")
+  assert weaker["overall"] < 0.5 and weaker["b"] == "optimal"

@@ -20,7 +20,7 @@ TYPED = r"type the faces: "
 
 
 def _spawn(*args):
-  return pexpect.spawn(sys.executable, ["-m", "farkle_jax.play", *args],
+  return pexpect.spawn(sys.executable, ["-m", "farkle_jax.apps.play", *args],
                        cwd=ROOT, env=dict(os.environ), encoding="utf-8",
                        timeout=120)
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from farkle_jax import progress
+from farkle_jax.apps import progress
 from farkle_jax.solver.driver import ChunkReport
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

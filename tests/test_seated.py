@@ -13,22 +13,14 @@ from conftest import ROOT
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.seats import SeatsLayout
-from conftest import solved_once
-from farkle_jax.solver import configuration
 from farkle_jax.strategy import evaluation, expected_score, policies
 from farkle_jax.strategy import seat_game, seated
 
 
 @pytest.fixture(scope="module")
-def games(tmp_path_factory):
-  out = {}
-  for players in (2, 3):
-    config = configuration.base("minimal")
-    config.rules.update(goal=1000, players=players)
-    config.solver.update(tol=1e-14, norm="absolute", method="seats")
-    out[players] = solved_once(tmp_path_factory, f"seated_{players}", config)
-  game = seat_game.SeatGame.load(out[3])
-  pair = np.load(f"{out[2]}/start_values.npy")[..., 0]
+def games(seats_runs):
+  game = seat_game.SeatGame.load(seats_runs(3))
+  pair = np.load(f"{seats_runs(2)}/start_values.npy")[..., 0]
   return game, pair
 
 
@@ -97,7 +89,7 @@ def test_monte_carlo_agrees_for_the_max_score_guest(games):
 def test_analyze_commands_for_the_other_number_of_players(command, config,
                                                           says):
   out = subprocess.run(
-      [sys.executable, "-m", "farkle_jax.analyze", command, "--config",
+      [sys.executable, "-m", "farkle_jax.apps.analyze", command, "--config",
        config, "--workdir", "/nonexistent"],
       cwd=ROOT, capture_output=True, text=True)
   assert out.returncode == 2
@@ -106,7 +98,7 @@ def test_analyze_commands_for_the_other_number_of_players(command, config,
 
 
 def test_analyze_seats_and_seated_from_the_command_line(tmp_path):
-  base = [sys.executable, "-m", "farkle_jax.analyze"]
+  base = [sys.executable, "-m", "farkle_jax.apps.analyze"]
   flags = ["--config", "configs/minimal.py", "--config.rules.players=3",
            "--config.rules.goal=500", "--workdir", str(tmp_path)]
   out = subprocess.run(base + ["seats"] + flags + ["--scores", "0,100,250"],

@@ -4,7 +4,7 @@ with a 4xx and one line."""
 import pytest
 from starlette.testclient import TestClient
 
-from farkle_jax import seats_web
+from farkle_jax.apps import seats_web
 from farkle_jax.strategy import seat_game
 
 

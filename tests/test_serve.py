@@ -31,7 +31,7 @@ def test_binds_to_localhost_by_default():
   with socket.socket() as s:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
-  proc = subprocess.Popen([sys.executable, "-m", "farkle_jax.serve",
+  proc = subprocess.Popen([sys.executable, "-m", "farkle_jax.apps.serve",
                            "--shipped", "default", "--port", str(port)],
                           cwd=ROOT, env=ENV, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
@@ -50,7 +50,7 @@ def test_binds_to_localhost_by_default():
 
 
 def _serve(*args):
-  return subprocess.run([sys.executable, "-m", "farkle_jax.serve", *args],
+  return subprocess.run([sys.executable, "-m", "farkle_jax.apps.serve", *args],
                         cwd=ROOT, env=ENV, capture_output=True, text=True,
                         timeout=120)
 

@@ -109,7 +109,7 @@ def test_not_converged_exits_1_in_one_line_and_readers_refuse(tmp_path):
   assert out.returncode == 1 and "Traceback" not in out.stderr
   assert len(errors) == 1 and errors[0].startswith(
       "error: not converged: 1 sweeps")
-  out = subprocess.run([sys.executable, "-m", "farkle_jax.table",
+  out = subprocess.run([sys.executable, "-m", "farkle_jax.apps.table",
                         "--workdir", str(tmp_path)], cwd=ROOT,
                        capture_output=True, text=True)
   assert out.returncode != 0 and "allow_unconverged" in out.stderr

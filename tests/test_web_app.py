@@ -4,7 +4,7 @@ request it cannot answer."""
 import pytest
 from starlette.testclient import TestClient
 
-from farkle_jax import web_app
+from farkle_jax.apps import web_app
 from farkle_jax.strategy.solved_game import Position, SolvedGame
 
 

@@ -12,7 +12,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from farkle_jax import seats_web, web_app, web_guard
+from farkle_jax.apps import seats_web, web_app, web_guard
 from farkle_jax.strategy import seat_game
 from farkle_jax.strategy.solved_game import SolvedGame
 

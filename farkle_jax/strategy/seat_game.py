@@ -83,6 +83,10 @@ class SeatGame:
           "not that of its rules")
     return cls(w0, seats, summary)
 
+  @property
+  def players(self) -> int:
+    return self.seats.players
+
   # Positions.
   def key(self, scores: Sequence[int], counts: Sequence[int] | None = None
           ) -> tuple[int, ...]:

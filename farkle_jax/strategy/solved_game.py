@@ -273,6 +273,51 @@ class SolvedGame:
     nxt = lay.farkle_index(lay.key_fields(np.array([key])))
     return float(1 - self.run.w0.reshape(-1)[nxt[0]])
 
+  # The seat-shaped queries every solved game answers (`SeatGame` too):
+  # scores and farkle counts in turn order from the player to move, every
+  # value a vector of each player's win probability, mover first.
+  @property
+  def players(self) -> int:
+    return 2
+
+  def _at(self, scores: Sequence[int], counts: Sequence[int] | None,
+          t: int = 0, n: int = N_DICE) -> Position:
+    f, e = tuple(counts) if counts else (0, 0)
+    if len(scores) != 2 or (counts and len(counts) != 2):
+      raise PositionError(f"scores {','.join(map(str, scores))}: expected "
+                          "2 banked scores (and farkle counts), the player "
+                          "to move first")
+    return Position(int(scores[0]), int(scores[1]), int(f), int(e), t, n)
+
+  def win_probabilities(self, scores: Sequence[int],
+                        counts: Sequence[int] | None = None) -> np.ndarray:
+    """[2] both players' win probabilities at the start of the mover's
+    turn."""
+    w = self.win_probability(self._at(scores, counts))
+    return np.array([w, 1.0 - w])
+
+  def advice(self, scores: Sequence[int], t: int = 0, n: int = N_DICE,
+             roll: Sequence[int] | None = None,
+             counts: Sequence[int] | None = None) -> dict[str, Any]:
+    """`advise` or `decision` as data, shaped as `SeatGame.advice`: with a
+    roll, every way to set its dice aside, best first, and bank or roll
+    after the best one ("then"; absent when it wins); without, bank or roll
+    at turn total t with n dice."""
+    pair = lambda w: None if w is None else [w, 1.0 - w]
+    head = {"scores": list(scores), "t": t}
+    if roll is None:
+      dec = self.decision(self._at(scores, counts, t, n))
+      return {**head, "n": n, "best": dec.best, "bank": pair(dec.bank),
+              "roll": pair(dec.roll)}
+    adv = self.advise(self._at(scores, counts, t, len(roll)), roll)
+    out = {**head, "dice": list(roll), "choices": [
+        {**c.as_dict(), "win": pair(c.win)} for c in adv.choices]}
+    if adv.choices and not adv.choices[0].wins_now:
+      best, dec = adv.choices[0], adv.decision
+      out["then"] = {"t": best.t, "n": best.n, "best": dec.best,
+                     "bank": pair(dec.bank), "roll": pair(dec.roll)}
+    return out
+
   def turn_table(self, b: int, d: int, f: int = 0, e: int = 0,
                  t_max: int | None = None) -> dict[str, Any]:
     """The turn table of start-of-turn state (b, d, f, e) (`queries`)."""

@@ -1,4 +1,4 @@
-// The farkle_jax explorer: a page over the JSON API of farkle_jax.web_app.
+// The farkle_jax explorer: a page over the JSON API of farkle_jax.apps.web_app.
 "use strict";
 
 const FACES = ["", "\u2680", "\u2681", "\u2682", "\u2683", "\u2684", "\u2685"];

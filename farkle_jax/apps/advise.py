@@ -1,10 +1,10 @@
 """What to keep and whether to roll on, for a position and a roll.
 
-    python -m farkle_jax.advise --b 0 --d 0 --roll 6,5,3,3,3,2
-    python -m farkle_jax.advise --workdir W --b 500 --d 1200 --t 350 --n 3
-    python -m farkle_jax.advise --shipped default --b 0 --d 0 --roll 1,1,5 \
+    python -m farkle_jax.apps.advise --b 0 --d 0 --roll 6,5,3,3,3,2
+    python -m farkle_jax.apps.advise --workdir W --b 500 --d 1200 --t 350 --n 3
+    python -m farkle_jax.apps.advise --shipped default --b 0 --d 0 --roll 1,1,5 \
         --t 650 --n 3 --json
-    python -m farkle_jax.advise --workdir W3 --scores 0,500,1200 --roll 1,5,3,3,3,2
+    python -m farkle_jax.apps.advise --workdir W3 --scores 0,500,1200 --roll 1,5,3,3,3,2
 
 With a roll: every legal way to set dice aside (dice kept, points, the turn
 total and dice left after it, the win probability when play goes on
@@ -18,7 +18,7 @@ import json
 from absl import app, flags
 
 import farkle_jax  # noqa: F401  (enables float64)
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 from farkle_jax.strategy import seat_game, solved_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run "

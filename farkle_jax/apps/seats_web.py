@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
-from farkle_jax import web_guard
+from farkle_jax.apps import web_guard
 from farkle_jax.solver import results
 from farkle_jax.strategy import seat_game
 from farkle_jax.strategy.solved_game import PositionError, parse_dice

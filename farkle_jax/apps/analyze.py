@@ -1,18 +1,18 @@
 """Strategy analysis from the command line.
 
-  python -m farkle_jax.analyze maxscore --config configs/minimal.py
-  python -m farkle_jax.analyze memorized --config configs/minimal.py
-  python -m farkle_jax.analyze evaluate --config configs/minimal.py \
+  python -m farkle_jax.apps.analyze maxscore --config configs/minimal.py
+  python -m farkle_jax.apps.analyze memorized --config configs/minimal.py
+  python -m farkle_jax.apps.analyze evaluate --config configs/minimal.py \
       --workdir runs/minimal --a maxscore --b optimal
-  python -m farkle_jax.analyze simulate --config configs/minimal.py \
+  python -m farkle_jax.apps.analyze simulate --config configs/minimal.py \
       --workdir runs/minimal --a maxscore --b optimal --games 1000000
-  python -m farkle_jax.analyze goforit --config configs/minimal.py \
+  python -m farkle_jax.apps.analyze goforit --config configs/minimal.py \
       --workdir runs/minimal
-  python -m farkle_jax.analyze komi --config configs/minimal.py \
+  python -m farkle_jax.apps.analyze komi --config configs/minimal.py \
       --workdir runs/minimal
-  python -m farkle_jax.analyze seats --config configs/three_players.py \
+  python -m farkle_jax.apps.analyze seats --config configs/three_players.py \
       --workdir runs/three_players --scores 0,500,1200
-  python -m farkle_jax.analyze seated --config configs/three_players.py \
+  python -m farkle_jax.apps.analyze seated --config configs/three_players.py \
       --config.rules.goal=2000 --workdir runs/three_2000 --games 4000
 
 Commands that need the optimal strategy solve the config in --workdir first
@@ -31,7 +31,7 @@ from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
-from farkle_jax import command_line, progress
+from farkle_jax.apps import command_line, progress
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.game.rules import Rules

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
-from farkle_jax import web_guard
+from farkle_jax.apps import web_guard
 from farkle_jax.solver import results
 from farkle_jax.strategy import catalog, match
 from farkle_jax.strategy.solved_game import Position, PositionError

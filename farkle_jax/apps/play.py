@@ -1,8 +1,8 @@
 """Play Farkle against the computer in a terminal.
 
-    python -m farkle_jax.play
-    python -m farkle_jax.play --opponent bank:300 --seed 7 --first computer
-    python -m farkle_jax.play --workdir W --dice typed    # with real dice
+    python -m farkle_jax.apps.play
+    python -m farkle_jax.apps.play --opponent bank:300 --seed 7 --first computer
+    python -m farkle_jax.apps.play --workdir W --dice typed    # with real dice
 
 After each of your decisions the game shows the win probability of the move
 you made and of the best move (both players optimal from there on); at the
@@ -19,7 +19,7 @@ from typing import Callable
 from absl import app, flags
 
 import farkle_jax  # noqa: F401  (enables float64)
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 from farkle_jax.strategy import catalog, match, solved_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run "

@@ -1,10 +1,10 @@
 """The web explorer: turn tables, advice for a roll, and a game against the
 computer, in a browser.
 
-    python -m farkle_jax.serve                      # http://127.0.0.1:8000
-    python -m farkle_jax.serve --workdir W --port 8080
-    python -m farkle_jax.serve --host 0.0.0.0       # reachable from others
-    python -m farkle_jax.serve --workdir W3         # a run of 3+ players
+    python -m farkle_jax.apps.serve                      # http://127.0.0.1:8000
+    python -m farkle_jax.apps.serve --workdir W --port 8080
+    python -m farkle_jax.apps.serve --host 0.0.0.0       # reachable from others
+    python -m farkle_jax.apps.serve --workdir W3         # a run of 3+ players
 
 It binds to localhost unless --host says otherwise. The JSON API behind the
 page is described in `web_app` and in the README.
@@ -16,7 +16,7 @@ import socket
 from absl import app, flags, logging
 
 import farkle_jax  # noqa: F401  (enables float64)
-from farkle_jax import command_line, seats_web, web_app, web_guard
+from farkle_jax.apps import command_line, seats_web, web_app, web_guard
 from farkle_jax.solver import configuration
 from farkle_jax.strategy import seat_game, solved_game
 

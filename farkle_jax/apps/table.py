@@ -1,7 +1,7 @@
 """Turn table of a finished run for any start-of-turn state.
 
-    python -m farkle_jax.table --workdir W --b 0 --d 0 --f 0 --e 0 [--json]
-    python -m farkle_jax.table --workdir W3 --scores 0,500,1200
+    python -m farkle_jax.apps.table --workdir W --b 0 --d 0 --f 0 --e 0 [--json]
+    python -m farkle_jax.apps.table --workdir W3 --scores 0,500,1200
 
 Rows are turn totals t, columns n = 6..1 dice to roll; each cell holds the
 win probability of the player to move, whether banking or rolling is best,
@@ -13,7 +13,7 @@ import json
 from absl import app, flags
 
 import farkle_jax  # noqa: F401  (enables float64)
-from farkle_jax import command_line
+from farkle_jax.apps import command_line
 from farkle_jax.solver import configuration, queries, results
 from farkle_jax.strategy import seat_game
 
