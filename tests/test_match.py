@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from farkle_jax.strategy import match
-from farkle_jax.strategy.solved_game import PositionError
+from farkle_jax.strategy.solved_game import Position, PositionError
 from farkle_jax.strategy.solved_game import SolvedGame
 
 
@@ -17,9 +17,8 @@ def game():
 def _best_person(game, s):
   """The person follows the advice."""
   if s.phase == "keep":
-    return match.keep(game, s, game.advise(match.position(game, s),
-                                           s.dice).choices[0].kept)
-  return match.decide(game, s, game.decision(match.position(game, s)).best)
+    return match.keep(game, s, match.options(game, s)[0].kept)
+  return match.decide(game, s, game.decision_at(s.key, s.t, s.n).best)
 
 
 def _play(game, computer, dice, person, first=match.PERSON, limit=2000):
@@ -48,7 +47,7 @@ def test_following_the_advice_gives_nothing_away(game):
 
 def test_a_bad_bank_costs_the_difference_of_the_two_values(game):
   s = match.start(game)._replace(t=400, n=4, phase="decide")
-  dec = game.decision(match.position(game, s))
+  dec = game.decision(Position(b=0, d=0, t=400, n=4))
   assert dec.best == "roll"   # 400 with 4 dice from 0-0: roll on
   after = match.decide(game, s, "bank")
   (move,) = after.moves
@@ -131,7 +130,7 @@ def final_game(tmp_path_factory):
 def _best_anywhere(game, s):
   if s.phase == "keep":
     return match.keep(game, s, match.options(game, s)[0].kept)
-  return match.decide(game, s, game.decision(match.position(game, s)).best)
+  return match.decide(game, s, game.decision_at(s.key, s.t, s.n).best)
 
 
 def test_final_round_games_end_after_the_last_turn(final_game):
@@ -174,3 +173,59 @@ def test_the_last_turn(final_game):
 def final_round_chance(game, need_points, n):
   from farkle_jax.game import final_round
   return final_round.chance(game.rules, need_points // 50, n)
+
+
+@pytest.fixture(scope="module")
+def seat_games(seats_runs, tiny_runs):
+  """Minimal rules to 1,000: three players, and two players by both
+  engines (a SeatGame and a SolvedGame of the same rules)."""
+  from farkle_jax.strategy.seat_game import SeatGame
+  return (SeatGame.load(seats_runs(3)), SeatGame.load(seats_runs(2)),
+          SolvedGame.load(tiny_runs("minimal")[3]))
+
+
+def test_three_players_take_turns_and_the_winner_reaches_the_goal(seat_games):
+  three = seat_games[0]
+  computer = match.Computer(three)
+  for seed in range(3):
+    s = _play(three, computer, match.Dice(seed), _best_person)
+    total, _ = match.summary(s)
+    assert s.players == 3 and total < 1e-12
+    assert match.scores(three, s)[s.winner] >= three.rules.goal
+    assert sorted(match.scores(three, s))[1] < three.rules.goal
+  s = match.start(three, first=2, at=(100, 200, 300))
+  assert match.scores(three, s) == (100, 200, 300) and s.mover == 2
+  banked = match.decide(three, s._replace(t=250, n=3, phase="decide"), "bank")
+  assert match.scores(three, banked) == (100, 200, 550)
+  assert banked.mover == 0 and banked.log[-1] == "computer 2 banked 250: " \
+      "550 points"
+
+
+def test_a_bad_bank_among_three_costs_the_seat_values_difference(seat_games):
+  three = seat_games[0]
+  s = match.start(three)._replace(t=300, n=6, phase="decide")
+  vectors = three.decision((0, 0, 0), 300, 6)   # every seat's, mover first
+  after = match.decide(three, s, "roll" if vectors["best"] == "bank"
+                       else "bank")
+  (move,) = after.moves
+  assert move.loss == pytest.approx(
+      abs(vectors["bank"][0] - vectors["roll"][0]), abs=1e-15)
+  assert move.loss > 0
+
+
+def test_the_same_two_player_game_from_either_engine(seat_games):
+  """A game of two players plays out alike, roll for roll, whether the
+  chunk engine's or the seat engine's solution answers."""
+  _, pair, solved = seat_games
+  for seed in range(4):
+    logs = [_play(g, match.Computer(g), match.Dice(seed), _best_person).log
+            for g in (pair, solved)]
+    assert logs[0] == logs[1]
+
+
+def test_more_players_take_the_optimal_computer_only(seat_games):
+  from farkle_jax.strategy.catalog import StrategyError
+  with pytest.raises(StrategyError, match="plays optimal only"):
+    match.Computer(seat_games[0], "bank:300")
+  with pytest.raises(PositionError, match="3 scores"):
+    match.start(seat_games[0], at=(0, 0))

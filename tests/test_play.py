@@ -1,6 +1,7 @@
 """The terminal game, played through a pseudo-terminal with scripted
 answers."""
 
+import io
 import os
 import re
 import sys
@@ -94,3 +95,37 @@ def test_unknown_opponent_is_one_line():
   assert child.exitstatus == 2
   assert re.search(r"error: strategy 'genius' is not allowed", text)
   assert "Traceback" not in text
+
+
+def test_a_whole_game_against_two_computers(seats_runs):
+  """Three players (minimal rules to 1,000): the turns go round the table,
+  every decision is scored, and one seat wins."""
+  child = _spawn("--workdir", seats_runs(3), "--seed", "3")
+  child.logfile_read = io.StringIO()   # the whole game, for the end
+  child.expect("against 2 computers playing optimal")
+  child.expect(r"-- turn 1: you 0, computer 1 0, computer 2 0 "
+               r"\(goal 1000\)")
+  decisions = 0
+  while True:
+    i = child.expect([KEEP, BANK, r"game over: (you|computer [12]) won"])
+    if i == 2:
+      break
+    child.sendline("1" if i == 0 else "b")
+    decisions += 1
+    child.expect(r"-> .*: win probability \d\.\d{4}")
+  child.expect(rf"You made {decisions} decisions")
+  child.expect(pexpect.EOF)
+  child.close()
+  assert child.exitstatus == 0
+  shown = child.logfile_read.getvalue()
+  for seat in ("you", "computer 1", "computer 2"):
+    assert f"\n{seat} rolled " in shown.replace("\r", "")
+
+
+def test_more_players_refuse_a_catalog_opponent_in_one_line(seats_runs):
+  child = _spawn("--workdir", seats_runs(3), "--opponent", "bank:300")
+  child.expect(pexpect.EOF)
+  child.close()
+  assert child.exitstatus == 2, child.before
+  assert "the computer plays optimal only" in child.before
+  assert "Traceback" not in child.before

@@ -1,8 +1,10 @@
-"""Play Farkle against the computer in a terminal.
+"""Play Farkle against the computer in a terminal, with any number of
+players (the number of the solved run's).
 
     python -m farkle_jax.apps.play
     python -m farkle_jax.apps.play --opponent bank:300 --seed 7 --first computer
     python -m farkle_jax.apps.play --workdir W --dice typed    # with real dice
+    python -m farkle_jax.apps.play --workdir runs/three_2000   # you and 2 computers
 
 After each of your decisions the game shows the win probability of the move
 you made and of the best move (both players optimal from there on); at the
@@ -31,7 +33,8 @@ _OPPONENT = flags.DEFINE_string("opponent", "optimal",
 _SEED = flags.DEFINE_integer("seed", None, "Seed of the dice (default: "
                              "different every game).")
 _FIRST = flags.DEFINE_enum("first", "human", ["human", "computer"],
-                           "Who plays first.")
+                           "Who plays first (with more players: the "
+                           "computer to your right).")
 _DICE = flags.DEFINE_enum("dice", "random", ["random", "typed"], "random: "
                           "seeded dice; typed: type in every roll (real dice).")
 
@@ -60,7 +63,7 @@ def _retry(step: Callable[[str], match.MatchState], prompt: str
       print(f"  ? {e}")
 
 
-def _person(game: solved_game.SolvedGame, s: match.MatchState, dice: match.Dice | None
+def _person(game, s: match.MatchState, dice: match.Dice | None
             ) -> match.MatchState:
   if s.phase == "roll":
     if dice is not None:
@@ -114,27 +117,28 @@ def _feedback(before: match.MatchState, after: match.MatchState) -> None:
     print(f"  -> {m.made}: win probability {m.made_win:.4f} ({verdict})")
 
 
-def play(game: solved_game.SolvedGame, computer: match.Computer,
-         dice: match.Dice | None, first: int) -> match.MatchState:
+def play(game, computer: match.Computer, dice: match.Dice | None,
+         first: int) -> match.MatchState:
   """Plays one game on the terminal; returns the last state."""
   s = match.start(game, first)
+  names = match.names(s.players)
   shown = 0
   while s.phase != "over":
     for line in s.log[shown:]:
       print(line)
     shown = len(s.log)
     if s.phase == "roll" and s.n == 6 and s.t == 0:
-      you, comp = match.scores(game, s)
+      seats = ", ".join(f"{who} {points}" for who, points in
+                        zip(names, match.scores(game, s)))
       last = f"; last turn: beat {s.bar}" if s.bar else ""
-      print(f"-- turn {s.turn}: you {you}, computer {comp} "
-            f"(goal {game.rules.goal}{last})")
+      print(f"-- turn {s.turn}: {seats} (goal {game.rules.goal}{last})")
     before = s
     if s.mover == match.PERSON:
       s = _person(game, s, dice)
       _feedback(before, s)
     elif s.phase == "roll" and dice is None:
       s = _retry(lambda a: computer.step(s, solved_game.parse_dice(a)),
-                 f"computer rolls {s.n} dice; type the faces: ")
+                 f"{names[s.mover]} rolls {s.n} dice; type the faces: ")
     else:
       s = computer.step(s, dice.roll(s.n) if dice and s.phase == "roll"
                         else None)
@@ -145,7 +149,7 @@ def play(game: solved_game.SolvedGame, computer: match.Computer,
 
 def report(s: match.MatchState) -> str:
   total, worst = match.summary(s)
-  lines = [f"game over: {match.NAMES[s.winner]} won. You made "
+  lines = [f"game over: {match.names(s.players)[s.winner]} won. You made "
            f"{len(s.moves)} decisions and gave away {total:.4f} win "
            "probability in all."]
   for i, m in enumerate(worst, 1):
@@ -159,11 +163,14 @@ def report(s: match.MatchState) -> str:
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value)
+  game = farkle_jax.load(_WORKDIR.value, _SHIPPED.value)
   computer = match.Computer(game, _OPPONENT.value)
   dice = match.Dice(_SEED.value) if _DICE.value == "random" else None
+  others = ("the computer" if game.players == 2
+            else f"{game.players - 1} computers")
   print(f"Farkle to {game.rules.goal} ({game.rules.name} rules, values "
-        f"{game.label}) against the computer playing {computer.name}.")
+        f"{game.label}) against {others} "
+        f"playing {computer.name}.")
   first = match.PERSON if _FIRST.value == "human" else match.COMPUTER
   try:
     s = play(game, computer, dice, first)

@@ -83,6 +83,10 @@ class ScoreUnits:
     """Banked score (units) of banked-score index b."""
     return b + self.low
 
+  def points(self, index):
+    """Banked score in points of banked-score index (inverse of index_of)."""
+    return self.score_units(index) * self.unit
+
   @property
   def past_goal(self) -> int:
     """Units past the goal a turn total is followed (none: reaching the
@@ -241,10 +245,6 @@ class StateLayout(ScoreUnits):
             f"{[x * self.unit for x in self.off_scores]}")
       return self.off_scores.index(score // self.unit)
     return score // self.unit - self.low + self.num_off
-
-  def points(self, index):
-    """Banked score in points of banked-score index (inverse of index_of)."""
-    return self.score_units(index) * self.unit
 
   # Keys.
   def key_index(self, b, d, f, e):

@@ -1,12 +1,15 @@
 """A game of a person against the computer, with the cost of every decision
-(docs/model.md §7).
+(docs/model.md §7), for any number of players.
 
 The game is an immutable `MatchState`; `roll`, `keep` and `decide` return
 the next state, so the terminal game and the web explorer drive the same
-rules. Seat 0 is the person, seat 1 the computer. Each decision of the
-person is recorded with the win probability of the move made and of the
-best move (both players optimal from there on); the difference is what the
-decision gave away. The computer plays a strategy of the catalog.
+rules. Seat 0 is the person, the other seats the computer. Each decision
+of the person is recorded with the win probability of the move made and of
+the best move (everyone optimal from there on); the difference is what the
+decision gave away. Against one player the computer plays a strategy of the
+catalog; against more it plays optimally. The game asks the solved game by
+key (`SolvedGame` or `SeatGame`: opening_key, key_scores, choices_at,
+decision_at, bank_minimum_at, after_bank, after_farkle).
 """
 
 from __future__ import annotations
@@ -18,10 +21,9 @@ import numpy as np
 
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.strategy import catalog
-from farkle_jax.strategy.solved_game import Choice, Position
-from farkle_jax.strategy.solved_game import PositionError, SolvedGame
+from farkle_jax.strategy.solved_game import Choice, PositionError, SolvedGame
 
-PERSON, COMPUTER = 0, 1
+PERSON, COMPUTER = 0, 1   # seats; with more players, seats 1.. are computers
 NAMES = ("you", "computer")
 
 
@@ -39,10 +41,17 @@ class Move(NamedTuple):
     return max(0.0, self.best_win - self.made_win)
 
 
+def names(players: int) -> tuple[str, ...]:
+  """What the seats are called: you, then the computer (or computers)."""
+  if players == 2:
+    return NAMES
+  return ("you",) + tuple(f"computer {i}" for i in range(1, players))
+
+
 class MatchState(NamedTuple):
   """A game in progress; the key is as the player to move sees it."""
-  key: tuple[int, int, int, int]  # (b, d, f, e) indices, mover's view
-  mover: int                      # PERSON or COMPUTER
+  key: tuple[int, ...]            # the game's key (indices), mover's view
+  mover: int                      # seat: PERSON, or a computer's
   t: int                          # turn total, points
   n: int                          # dice to roll
   dice: tuple[int, ...]           # the roll awaiting a choice, else ()
@@ -53,55 +62,56 @@ class MatchState(NamedTuple):
   log: tuple[str, ...]            # what happened, in words
   bar: int = 0                    # final round: the total the mover must
                                   # beat in this last turn (0: none)
+  players: int = 2                # seats at the table
 
 
-def start(game: SolvedGame, first: int = PERSON, b: int = 0, d: int = 0
-          ) -> MatchState:
-  """A new game from banked scores b (first player) and d (second)."""
+def start(game, first: int = PERSON, b: int = 0, d: int = 0,
+          at: Sequence[int] | None = None) -> MatchState:
+  """A new game from banked scores b (first player) and d (second), or
+  `at`: every seat's (points, seat order), for any number of players."""
   if game.rules.final_round and game.rules.final_round_ties != "leader":
     raise PositionError("games against the computer play the final round "
                         "with final_round_ties = 'leader' only")
-  key = game.layout.opening_key(b, d)
+  players = game.players
+  at = tuple(at) if at is not None else (b, d) + (0,) * (players - 2)
+  if len(at) != players or not 0 <= first < players:
+    raise PositionError(f"a game of {players} players: {players} scores and "
+                        f"a first seat from 0 to {players - 1}")
+  key = game.opening_key(at[first:] + at[:first])
   return MatchState(key, first, 0, N_DICE, (), "roll", None, 1, (),
-                    (f"{NAMES[first]} to play first",))
+                    (f"{names(players)[first]} to play first",),
+                    players=players)
 
 
-def scores(game: SolvedGame, s: MatchState) -> tuple[int, int]:
-  """Banked points of the person and of the computer."""
-  me, other = (int(game.layout.points(i)) for i in s.key[:2])
+def scores(game, s: MatchState) -> tuple[int, ...]:
+  """Banked points of every seat, the person's first."""
+  mine = list(game.key_scores(s.key))   # the mover's first
   if s.bar:
-    other = s.bar   # the leader's total, past the last score a key holds
+    mine[1] = s.bar   # the leader's total, past the last score a key holds
   if s.phase == "over" and s.winner == s.mover:
-    me += s.t       # the winning bank
-  return (me, other) if s.mover == PERSON else (other, me)
+    mine[0] += s.t    # the winning bank
+  k = s.players - s.mover
+  return tuple(mine[k:] + mine[:k])
 
 
-def position(game: SolvedGame, s: MatchState) -> Position:
-  """The position of the player to move."""
-  b, d, f, e = s.key
-  lay = game.layout
-  return Position(int(lay.points(b)), int(lay.points(d)), int(f), int(e),
-                  s.t, s.n, bool(b >= lay.num_off), bool(d >= lay.num_off))
-
-
-def options(game: SolvedGame, s: MatchState, dice: Sequence[int] | None = None
+def options(game, s: MatchState, dice: Sequence[int] | None = None
             ) -> tuple[Choice, ...]:
   """Every way to set aside the dice showing (or `dice`), best first, with
   the mover's win probability after each (the last turn's own chances in
   a final round)."""
   dice = s.dice if dice is None else tuple(dice)
   if s.bar:
-    p = position(game, s)
-    return game.advise_last_turn(p.b, s.bar, s.t, s.n, dice,
-                                 p.b_on).choices
-  return game.advise(position(game, s), dice).choices
+    b = game.key_scores(s.key)[0]
+    on = bool(s.key[0] >= game.layout.num_off)
+    return game.advise_last_turn(b, s.bar, s.t, s.n, dice, on).choices
+  return game.choices_at(s.key, s.t, s.n, dice)
 
 
-def roll(game: SolvedGame, s: MatchState, dice: Sequence[int]) -> MatchState:
+def roll(game, s: MatchState, dice: Sequence[int]) -> MatchState:
   """The player to move rolls `dice` (their faces); a farkle ends the turn."""
   _expect(s, "roll")
   choices = options(game, s, dice)
-  who = NAMES[s.mover]
+  who = names(s.players)[s.mover]
   text = " ".join(map(str, dice))
   if choices:
     return s._replace(dice=tuple(dice), phase="keep",
@@ -109,14 +119,14 @@ def roll(game: SolvedGame, s: MatchState, dice: Sequence[int]) -> MatchState:
   if s.bar:
     return s._replace(phase="over", winner=1 - s.mover, log=s.log + (
         f"{who} rolled {text}: farkle, {NAMES[1 - s.mover]} won",))
-  fields = game.layout.farkle_fields(tuple(np.array(k) for k in s.key))
-  lost = s.key[0] - int(fields[1])
-  note = (f", and lost {lost * game.layout.unit} points for "
-          f"{game.rules.penalty_count} farkles in a row" if lost else "")
+  fields = game.after_farkle(s.key)
+  lost = game.key_scores(s.key)[0] - game.key_scores(fields)[-1]
+  note = (f", and lost {lost} points for {game.rules.penalty_count} "
+          "farkles in a row" if lost else "")
   return _next_turn(s, fields, f"{who} rolled {text}: farkle{note}")
 
 
-def keep(game: SolvedGame, s: MatchState, kept: Sequence[int]) -> MatchState:
+def keep(game, s: MatchState, kept: Sequence[int]) -> MatchState:
   """The player to move sets the dice `kept` aside (faces, any order)."""
   _expect(s, "keep")
   choices = options(game, s)
@@ -133,26 +143,26 @@ def keep(game: SolvedGame, s: MatchState, kept: Sequence[int]) -> MatchState:
     moves += (Move(s.turn, _where(game, s), f"keep {_faces(choice)}",
                    f"keep {_faces(best)}", choice.win, best.win),)
   s = s._replace(t=choice.t, n=choice.n, dice=(), moves=moves,
-                 log=s.log + (f"{NAMES[s.mover]} kept {_faces(choice)}: "
+                 log=s.log + (f"{names(s.players)[s.mover]} kept "
+                              f"{_faces(choice)}: "
                               f"turn total {choice.t}, {_dice(choice.n)} "
                               "to roll",))
   if choice.wins_now:
     return _bank(game, s)
   if s.bar:
     return s._replace(phase="roll")   # the last turn: roll until past it
-  p = position(game, s)
-  if choice.t < game.bank_minimum(p.b, p.b_on):
+  if choice.t < game.bank_minimum_at(s.key):
     return s._replace(phase="roll")
   return s._replace(phase="decide")
 
 
-def decide(game: SolvedGame, s: MatchState, action: str) -> MatchState:
+def decide(game, s: MatchState, action: str) -> MatchState:
   """The player to move banks ("bank") or rolls on ("roll")."""
   _expect(s, "decide")
   if action not in ("bank", "roll"):
     raise PositionError(f"action {action!r}: one of bank, roll")
   if s.mover == PERSON:
-    dec = game.decision(position(game, s))
+    dec = game.decision_at(s.key, s.t, s.n)
     made = dec.bank if action == "bank" else dec.roll
     best = max(dec.bank, dec.roll)
     move = Move(s.turn, _where(game, s), action, dec.best, made, best)
@@ -170,14 +180,23 @@ def summary(s: MatchState, worst: int = 3) -> tuple[float, tuple[Move, ...]]:
 
 
 class Computer:
-  """The computer's play: a strategy of the catalog (optimal, maxscore,
-  bank:X, ...), its turn policy built per start-of-turn key as needed."""
+  """The computer's play: against one player a strategy of the catalog
+  (optimal, maxscore, bank:X, ...), its turn policy built per start-of-turn
+  key as needed; against more, optimal play (the best choice and the better
+  of bank and roll for the seat to move)."""
 
-  def __init__(self, game: SolvedGame, name: str = "optimal"):
-    ctx = catalog.Context(game.layout, game.run.roll, game.run.w0)
+  def __init__(self, game, name: str = "optimal"):
     self.name = name
     self.game = game
-    self.strategy = catalog.strategy(name, ctx)
+    self.strategy = None
+    if not isinstance(game, SolvedGame):   # a run of the seat engine
+      if name != "optimal":
+        raise catalog.StrategyError(
+            f"opponent {name!r}: in a game solved by the seat engine "
+            f"({game.players} players) the computer plays optimal only")
+    else:
+      ctx = catalog.Context(game.layout, game.run.roll, game.run.w0)
+      self.strategy = catalog.strategy(name, ctx)
     self._policies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
   def _policy(self, s: MatchState) -> tuple[np.ndarray, np.ndarray]:
@@ -193,7 +212,7 @@ class Computer:
     turn state its strategy prefers (the first on ties)."""
     choices = options(self.game, s)
     wins = [c for c in choices if c.wins_now]
-    if wins or s.bar:
+    if wins or s.bar or self.strategy is None:
       return (wins or choices)[0]
     prefer, _ = self._policy(s)
     unit, top = self.game.layout.unit, prefer.shape[0] - 1
@@ -202,6 +221,8 @@ class Computer:
 
   def action(self, s: MatchState) -> str:
     """'bank' or 'roll' for the computer at its decision."""
+    if self.strategy is None:
+      return self.game.decision_at(s.key, s.t, s.n).best
     _, bank = self._policy(s)
     top = bank.shape[0] - 1
     return "bank" if bank[min(s.t // self.game.layout.unit, top),
@@ -238,35 +259,36 @@ def _faces(c: Choice) -> str:
   return f"{' '.join(map(str, c.kept))} ({c.points})"
 
 
-def _where(game: SolvedGame, s: MatchState) -> str:
-  you, comp = scores(game, s)
+def _where(game, s: MatchState) -> str:
+  you, *others = scores(game, s)
   roll_text = f", rolled {' '.join(map(str, s.dice))}" if s.dice else ""
-  return (f"turn {s.turn}, you {you} vs {comp}, turn total {s.t} with "
-          f"{_dice(s.n)}{roll_text}")
+  return (f"turn {s.turn}, you {you} vs {', '.join(map(str, others))}, "
+          f"turn total {s.t} with {_dice(s.n)}{roll_text}")
 
 
 def _dice(n: int) -> str:
   return "1 die" if n == 1 else f"{n} dice"
 
 
-def _bank(game: SolvedGame, s: MatchState) -> MatchState:
-  lay = game.layout
-  fields = lay.after_bank(s.key, s.t // lay.unit)
-  who = NAMES[s.mover]
-  total = int(lay.points(fields[1]))
-  if s.bar or fields[1] >= lay.num_scores and not game.rules.final_round:
+def _bank(game, s: MatchState) -> MatchState:
+  who = names(s.players)[s.mover]
+  total = game.key_scores(s.key)[0] + s.t
+  reached = total >= game.rules.goal
+  if s.bar or reached and not game.rules.final_round:
     return s._replace(phase="over", winner=s.mover, log=s.log + (
         f"{who} banked {s.t}: {total} points, {who} won",))
-  if fields[1] >= lay.num_scores:   # the final round: one last turn
+  if reached:   # the final round (two players): one last turn
     other = NAMES[1 - s.mover]
     s = _next_turn(s, (s.key[1], s.key[0], s.key[3], s.key[2]),
                    f"{who} banked {s.t}: {total} points; {other} has one "
                    f"last turn to beat {total}")
     return s._replace(bar=total)
-  return _next_turn(s, fields, f"{who} banked {s.t}: {total} points")
+  return _next_turn(s, game.after_bank(s.key, s.t),
+                    f"{who} banked {s.t}: {total} points")
 
 
 def _next_turn(s: MatchState, fields, text: str) -> MatchState:
   key = tuple(int(x) for x in fields)
-  return s._replace(key=key, mover=1 - s.mover, t=0, n=N_DICE, dice=(),
-                    phase="roll", turn=s.turn + 1, log=s.log + (text,))
+  return s._replace(key=key, mover=(s.mover + 1) % s.players, t=0, n=N_DICE,
+                    dice=(), phase="roll", turn=s.turn + 1,
+                    log=s.log + (text,))

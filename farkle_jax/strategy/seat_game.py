@@ -23,7 +23,7 @@ from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, integrity, results, vector_pass
-from farkle_jax.strategy.solved_game import PositionError
+from farkle_jax.strategy.solved_game import Choice, Decision, PositionError
 
 
 class SeatChoice(NamedTuple):
@@ -49,8 +49,9 @@ class SeatGame:
   """The solved start vectors of an N-player run, with queries."""
 
   def __init__(self, w0: np.ndarray, seats: SeatsLayout,
-               summary: dict[str, Any]):
+               summary: dict[str, Any], label: str = ""):
     self.w0, self.seats, self.summary = w0, seats, summary
+    self.label = label   # where the values came from
     self.rules = seats.rules
     self.roll = roll_tables.build(self.rules)
     self._roll_arrays = bellman.roll_arrays(self.roll)
@@ -81,7 +82,7 @@ class SeatGame:
       raise results.ResultsError(
           f"--workdir={workdir}: start_values.npy has shape {w0.shape}, "
           "not that of its rules")
-    return cls(w0, seats, summary)
+    return cls(w0, seats, summary, workdir)
 
   @property
   def players(self) -> int:
@@ -224,6 +225,44 @@ class SeatGame:
     return {"scores": list(scores), "counts": list(turn.key[
         self.seats.players:]), "win": self.win_probabilities(
             scores, counts).tolist(), "rows": rows}
+
+  # A game in play (`strategy.match`) asks by key: scores, then farkle
+  # counts, as the player to move sees them (as `SolvedGame` answers).
+  def opening_key(self, scores: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(x) for x in self.key(scores))
+
+  def key_scores(self, key: Sequence[int]) -> tuple[int, ...]:
+    """Banked points of every player, the player to move first."""
+    return tuple(int(self.seats.points(i)) for i in key[:self.players])
+
+  def _split(self, key) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return self.key_scores(key), tuple(key[self.players:])
+
+  def choices_at(self, key, t: int, n: int, dice: Sequence[int]
+                 ) -> tuple[Choice, ...]:
+    """`advise`, each choice with the mover's win probability."""
+    scores, counts = self._split(key)
+    left = self.rules.goal - scores[0]   # a bank of this much wins
+    return tuple(Choice(c.kept, c.points, c.t, c.n, c.win[0], c.t >= left)
+                 for c in self.advise(scores, t, dice, counts))
+
+  def decision_at(self, key, t: int, n: int) -> Decision:
+    scores, counts = self._split(key)
+    d = self.decision(scores, t, n, counts)
+    return Decision(d["bank"] and d["bank"][0], d["roll"][0], d["best"])
+
+  def bank_minimum_at(self, key) -> int:
+    return int(self.seats.bank_floor(key[0])) * self.seats.unit
+
+  def after_bank(self, key, t: int) -> tuple[int, ...]:
+    """The next player's key after banking t points short of the goal."""
+    n = self.players
+    return tuple(int(x) for x in key[1:n] + (key[0] + t // self.seats.unit,)
+                 + key[n + 1:] + (0,))
+
+  def after_farkle(self, key) -> tuple[int, ...]:
+    """The next player's key after a farkle."""
+    return tuple(int(x) for x in self.seats.farkle_fields(tuple(key)))
 
   def bank_thresholds(self, scores, counts=None) -> list[int | None]:
     """For n = 6..1 dice, the smallest turn total (points) at which the

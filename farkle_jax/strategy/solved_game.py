@@ -318,6 +318,46 @@ class SolvedGame:
                      "bank": pair(dec.bank), "roll": pair(dec.roll)}
     return out
 
+  # A game in play (`strategy.match`) asks by key: (b, d, f, e) indices as
+  # the player to move sees them, as `SeatGame` answers by its keys.
+  def opening_key(self, scores: Sequence[int]) -> tuple[int, ...]:
+    """Key of a game's first turn from banked scores (points), the first
+    player's first."""
+    try:
+      return tuple(int(x) for x in self.layout.opening_key(*scores))
+    except ValueError as e:
+      raise PositionError(str(e)) from None
+
+  def key_scores(self, key: Sequence[int]) -> tuple[int, ...]:
+    """Banked points of the player to move, then of the other."""
+    return tuple(int(self.layout.points(i)) for i in key[:2])
+
+  def _position_at(self, key: Sequence[int], t: int, n: int) -> Position:
+    lay, (b, d, f, e) = self.layout, key
+    return Position(int(lay.points(b)), int(lay.points(d)), int(f), int(e),
+                    t, n, bool(b >= lay.num_off), bool(d >= lay.num_off))
+
+  def choices_at(self, key, t: int, n: int, dice: Sequence[int]
+                 ) -> tuple[Choice, ...]:
+    return self.advise(self._position_at(key, t, n), dice).choices
+
+  def decision_at(self, key, t: int, n: int) -> Decision:
+    return self.decision(self._position_at(key, t, n))
+
+  def bank_minimum_at(self, key) -> int:
+    p = self._position_at(key, 0, N_DICE)
+    return self.bank_minimum(p.b, p.b_on)
+
+  def after_bank(self, key, t: int) -> tuple[int, ...]:
+    """The next player's key after banking t points short of the goal."""
+    return tuple(int(x) for x in self.layout.after_bank(
+        key, t // self.layout.unit))
+
+  def after_farkle(self, key) -> tuple[int, ...]:
+    """The next player's key after a farkle."""
+    return tuple(int(x) for x in self.layout.farkle_fields(
+        tuple(np.array(k) for k in key)))
+
   def turn_table(self, b: int, d: int, f: int = 0, e: int = 0,
                  t_max: int | None = None) -> dict[str, Any]:
     """The turn table of start-of-turn state (b, d, f, e) (`queries`)."""
