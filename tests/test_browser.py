@@ -137,12 +137,9 @@ def test_a_roll_gets_ranked_advice(page):
   page.wait_for_selector("#advice-error:has-text('faces are 1..6')")
 
 
-def test_a_game_is_played_to_the_end(page):
-  page.click("#tab-play")
-  page.fill("#opponent", "bank:300")
-  page.fill("#play-form [name=seed]", "3")
-  page.click("#new-game")
-  page.wait_for_selector("#scoreboard:has-text('goal 3000')")
+def play_to_the_end(page, shot_name: str) -> str:
+  """Plays the game on the page to its end (first option, bank two turns
+  in three); returns the game-over text."""
   shot = False
   for step in range(400):
     if page.is_visible("#game-over"):
@@ -150,7 +147,7 @@ def test_a_game_is_played_to_the_end(page):
     before = page.inner_text("#log")
     if page.locator("#options button").count():
       if step > 2 and not shot:
-        _shot(page, "play_turn.png")
+        _shot(page, shot_name)
         shot = True
       page.locator("#options button").first.click()
     elif page.is_enabled("#bank") and step % 3:
@@ -163,7 +160,16 @@ def test_a_game_is_played_to_the_end(page):
     if step == 1:
       assert "win probability" in page.inner_text("#feedback")
   assert page.is_visible("#game-over")
-  text = page.inner_text("#game-over")
+  return page.inner_text("#game-over")
+
+
+def test_a_game_is_played_to_the_end(page):
+  page.click("#tab-play")
+  page.fill("#opponent", "bank:300")
+  page.fill("#play-form [name=seed]", "3")
+  page.click("#new-game")
+  page.wait_for_selector("#scoreboard:has-text('goal 3000')")
+  text = play_to_the_end(page, "play_turn.png")
   assert "Game over:" in text and "gave away" in text
   _shot(page, "play.png")
 

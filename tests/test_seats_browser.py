@@ -1,10 +1,10 @@
 """The N-player explorer in a real headless browser: advice for a roll and
-the turn table from every player's score. Its own module: one Playwright
+the turn table from every player's score, and a game against two computers. Its own module: one Playwright
 session per module (the two-player page's is closed by then)."""
 
 import pytest
 
-from test_browser import _shot, browsing, serving
+from test_browser import _shot, browsing, play_to_the_end, serving
 
 
 @pytest.fixture(scope="module")
@@ -35,3 +35,20 @@ def test_three_players_advice_and_table(seats_page):
   page.locator("#score-fields input.score").nth(2).fill("900")
   page.click("#table-go")
   page.wait_for_selector("#seats-error:has-text('score=900')")
+
+
+def test_a_game_against_two_computers_is_played_to_the_end(seats_page):
+  page = seats_page
+  page.select_option("#play-form [name=first]", "computer")
+  page.fill("#play-form [name=seed]", "38")   # both computers move first
+  page.click("#new-game")
+  page.wait_for_selector("#scoreboard:has-text('goal 500')")
+  board = page.inner_text("#scoreboard")
+  assert "You 0" in board and "computer 1" in board and "computer 2" in board
+  log = page.inner_text("#log")
+  assert "computer 1 rolled" in log and "computer 2 rolled" in log
+  text = play_to_the_end(page, "three_players_play_turn.png")
+  assert "Game over:" in text and "gave away" in text
+  assert "you rolled" in page.inner_text("#log")
+  assert "You made 0 decisions" not in text
+  _shot(page, "three_players_play.png")

@@ -8,6 +8,9 @@
     GET /api/advice?scores=..&t=&n=[&roll=] ranked choices for a roll and
                                             bank or roll after the best
                                             ("then"), or bank or roll
+    POST /api/games, GET|POST /api/games/<id>
+                                            a game against the computers
+                                            (`web_games`)
 
 Scores are in points, one per player in turn order from the player to
 move. A request the API cannot answer gets a 4xx and {"error": one line}.
@@ -25,13 +28,13 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
 
-from farkle_jax.apps import web_guard
+from farkle_jax.apps import web_games, web_guard
 from farkle_jax.solver import results
 from farkle_jax.strategy import seat_game
 from farkle_jax.strategy.solved_game import PositionError, parse_dice
 
 PAGE = os.path.join(os.path.dirname(__file__), "web")
-ASSETS = ("seats.js", "style.css")
+ASSETS = ("seats.js", "game.js", "style.css")
 
 
 def _int(q, name: str, default: int) -> int:
@@ -48,6 +51,7 @@ class SeatsExplorer:
   def __init__(self, game: seat_game.SeatGame):
     self.game = game
     self.lock = threading.Lock()   # one jit cache, one turn at a time
+    self.room = web_games.GameRoom(game)
 
   def _scores(self, q) -> tuple[int, ...]:
     if "scores" not in q:
@@ -59,7 +63,7 @@ class SeatsExplorer:
     return {"players": g.seats.players, "rules": g.rules.to_dict(),
             "goal": g.rules.goal, "step": g.seats.unit,
             "bank_minimum": g.rules.bank_minimum,
-            "seat_win": g.summary["seat_win"],
+            "seat_win": g.summary["seat_win"], "opponents": ["optimal"],
             "unsettled_keys": g.summary.get("unsettled_keys", 0),
             **results.convergence(g.summary)}
 
@@ -116,5 +120,6 @@ def create_app(game: seat_game.SeatGame,
       Route("/", page), Route("/static/{name}", asset),
       Route("/api/info", api(ex.info)), Route("/api/seats", api(ex.seats)),
       Route("/api/table", api(ex.table)), Route("/api/advice", api(ex.advice)),
+      *web_games.routes(ex.room, ex.lock),
   ], middleware=[Middleware(web_guard.Guard, hosts=hosts)],
       exception_handlers=web_guard.ERROR_HANDLERS)

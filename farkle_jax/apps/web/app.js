@@ -1,22 +1,9 @@
-// The farkle_jax explorer: a page over the JSON API of farkle_jax.apps.web_app.
+// The two-player explorer: a page over the JSON API of farkle_jax.apps.web_app
+// (game.js, loaded first, holds the API call, the formats and the game).
 "use strict";
 
-const FACES = ["", "\u2680", "\u2681", "\u2682", "\u2683", "\u2684", "\u2685"];
 let info = null;
-let game = null;
 
-async function api(path, body) {
-  const init = body === undefined ? {} : {
-    method: "POST", headers: {"Content-Type": "application/json"},
-    body: JSON.stringify(body)};
-  const response = await fetch(path, init);
-  const data = await response.json();
-  if (!response.ok) throw new Error(data.error || response.statusText);
-  return data;
-}
-
-function pct(w) { return (100 * w).toFixed(2) + "%"; }
-function dice(faces) { return faces.map(f => FACES[f]).join(" "); }
 function query(form) {
   const params = new URLSearchParams();
   for (const [k, v] of new FormData(form)) if (v !== "") params.set(k, v);
@@ -126,72 +113,6 @@ async function advise(event) {
   }
 }
 
-// Playing the computer.
-async function newGame(event) {
-  event.preventDefault();
-  const form = new FormData(document.getElementById("play-form"));
-  const seed = form.get("seed");
-  await play(() => api("/api/games", {
-      opponent: form.get("opponent"), first: form.get("first"),
-      seed: seed === "" ? null : Number(seed)}));
-}
-
-async function play(request) {
-  const error = document.getElementById("play-error");
-  error.textContent = "";
-  try {
-    game = await request();
-    renderGame();
-  } catch (e) {
-    error.textContent = e.message;
-  }
-}
-
-function move(body) {
-  return play(() => api(`/api/games/${game.id}`, body));
-}
-
-function renderGame() {
-  document.getElementById("game").hidden = false;
-  document.getElementById("scoreboard").textContent =
-      `You ${game.you} \u2014 computer (${game.opponent}) ${game.computer}, ` +
-      `goal ${game.goal}. Turn ${game.turn}` +
-      (game.phase === "over" ? "." : `: turn total ${game.t}, ${game.n} dice.`) +
-      (game.bar && game.phase !== "over" ? ` Last turn: beat ${game.bar}.` : "");
-  document.getElementById("dice").textContent = dice(game.dice);
-  const options = document.getElementById("options");
-  options.innerHTML = "";
-  for (const o of game.options) {
-    const b = document.createElement("button");
-    b.className = "option";
-    b.textContent = `keep ${o.dice.join(" ")} \u2192 ${o.points} points ` +
-                    `(total ${o.t}, ${o.n} dice)`;
-    b.onclick = () => move({action: "keep", dice: o.dice});
-    options.appendChild(b);
-  }
-  document.getElementById("roll").disabled =
-      !(game.phase === "roll" || game.phase === "decide");
-  document.getElementById("bank").disabled = game.phase !== "decide";
-  const m = game.last_move, fb = document.getElementById("feedback");
-  fb.textContent = m ? `Your last move, ${m.made}: win probability ` +
-      `${pct(m.made_win)}; best, ${m.best}: ${pct(m.best_win)}` +
-      (m.loss > 5e-10 ? ` (gave away ${pct(m.loss)})` : " \u2014 best.") : "";
-  fb.className = "feedback " + (m && m.loss > 5e-10 ? "cost" : "best");
-  document.getElementById("log").innerHTML = game.log.slice(-40).map(
-      line => `<li>${line}</li>`).join("");
-  const over = document.getElementById("game-over");
-  over.hidden = game.phase !== "over";
-  if (game.phase === "over") {
-    const worst = game.costliest.map(c => `<li>${c.where}: ${c.made} ` +
-        `(${pct(c.made_win)}) instead of ${c.best} (${pct(c.best_win)}), ` +
-        `\u2212${pct(c.loss)}</li>`).join("");
-    over.innerHTML = `<h2>Game over: ${game.winner} won.</h2><p>You made ` +
-        `${game.decisions} decisions and gave away ${pct(game.given_away)} ` +
-        `win probability in all.</p>` + (worst ? `<p>Your costliest ` +
-        `decisions:</p><ol>${worst}</ol>` : "<p>Every decision was a best one.</p>");
-  }
-}
-
 async function start() {
   info = await api("/api/info");
   const r = info.rules;
@@ -210,9 +131,6 @@ async function start() {
   document.getElementById("dice-clear").onclick = () => {
     document.getElementById("advice-roll").value = "";
   };
-  document.getElementById("play-form").onsubmit = newGame;
-  document.getElementById("roll").onclick = () => move({action: "roll"});
-  document.getElementById("bank").onclick = () => move({action: "bank"});
   await showTable();
 }
 

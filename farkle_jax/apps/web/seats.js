@@ -1,17 +1,9 @@
-// The N-player explorer: every player's score, then advice or a turn table.
+// The N-player explorer: every player's score, then advice or a turn table
+// (game.js, loaded first, holds the API call, the formats and the game).
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
 let info = null;
-
-async function api(path) {
-  const r = await fetch(path);
-  const body = await r.json();
-  if (!r.ok) throw new Error(body.error);
-  return body;
-}
-
-function pct(x) { return (100 * x).toFixed(2) + "%"; }
 
 function scores() {
   return [...document.querySelectorAll(".score")].map((e) => e.value).join(",");

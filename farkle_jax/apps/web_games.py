@@ -1,0 +1,225 @@
+"""Games against the computer over HTTP, for any number of players.
+
+Both explorers (`web_app` for two players, `seats_web` for more) route
+their game requests here:
+
+    POST /api/games        {"opponent", "first", "seed"}: a new game
+    GET  /api/games/<id>   the game as the person sees it
+    POST /api/games/<id>   {"action": "roll" | "bank" | "keep", "dice": [..]}
+
+The rules of play are `strategy.match`; this module keeps the games in
+memory (the oldest dropped past `MAX_GAMES`), checks each request's body
+and plays the computers' turns out before a game is returned.
+"""
+
+from __future__ import annotations
+
+import collections
+import secrets
+import threading
+from typing import Any, Callable
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from farkle_jax.apps import web_guard
+from farkle_jax.strategy import catalog, match
+from farkle_jax.strategy.solved_game import PositionError, SolvedGame
+
+MAX_GAMES = 1000   # games kept in memory; the oldest is dropped
+
+
+class BadRequest(ValueError):
+  """A request the API refuses, with its status."""
+
+  def __init__(self, message: str, status: int = 400):
+    super().__init__(message)
+    self.status = status
+
+
+class _Game:
+  """A game in progress on the server."""
+
+  def __init__(self, state: match.MatchState, computer: match.Computer,
+               dice: match.Dice, opponent: str):
+    self.state, self.computer, self.dice = state, computer, dice
+    self.opponent = opponent
+
+
+class GameRoom:
+  """The games in progress over one solved game (`SolvedGame` or
+  `SeatGame`); callers hold their own lock around each call."""
+
+  def __init__(self, game):
+    self.game = game
+    self.games: collections.OrderedDict[str, _Game] = (
+        collections.OrderedDict())
+
+  def new_game(self, body: dict[str, Any]) -> dict[str, Any]:
+    opponent = body.get("opponent", "optimal")
+    first, seed = body.get("first", "human"), body.get("seed")
+    if first not in ("human", "computer"):
+      raise BadRequest(f"first={first!r}: one of human, computer")
+    if seed is not None and (not isinstance(seed, int)
+                             or isinstance(seed, bool)):
+      raise BadRequest(f"seed={seed!r}: an integer or null")
+    if not isinstance(opponent, str):
+      raise BadRequest(f"opponent={opponent!r}: one of {catalog.NAMES}")
+    if isinstance(self.game, SolvedGame):   # else: optimal only (Computer)
+      catalog.check_name(opponent, self.game.layout.unit)
+    computer = match.Computer(self.game, opponent)
+    state = match.start(self.game, match.PERSON if first == "human"
+                        else match.COMPUTER)
+    g = _Game(state, computer, match.Dice(seed), opponent)
+    _computer_plays(g)
+    gid = secrets.token_hex(8)
+    self.games[gid] = g
+    if len(self.games) > MAX_GAMES:
+      self.games.popitem(last=False)
+    return _view(self.game, gid, g)
+
+  def _find(self, gid: str) -> _Game:
+    if gid not in self.games:
+      raise BadRequest(f"no game {gid!r} (finished games are kept until "
+                       f"{MAX_GAMES} newer ones start)", 404)
+    return self.games[gid]
+
+  def show(self, gid: str) -> dict[str, Any]:
+    return _view(self.game, gid, self._find(gid))
+
+  def move(self, gid: str, body: dict[str, Any]) -> dict[str, Any]:
+    g = self._find(gid)
+    _person_moves(self.game, g, body)
+    _computer_plays(g)
+    return _view(self.game, gid, g)
+
+
+def json_endpoint(handler: Callable, raw: bool = False) -> Callable:
+  """An endpoint that answers JSON, and a 4xx with one line on bad input."""
+
+  async def endpoint(request: Request):
+    try:
+      out = handler(request)
+      if hasattr(out, "__await__"):
+        out = await out
+      return out if raw else JSONResponse(out)
+    except BadRequest as e:
+      return JSONResponse({"error": str(e)}, status_code=e.status)
+    except (PositionError, catalog.StrategyError, ValueError) as e:
+      return JSONResponse({"error": web_guard.one_line(e)}, status_code=400)
+
+  return endpoint
+
+
+async def read_body(request: Request) -> dict[str, Any]:
+  try:
+    body = await request.json()
+  except ValueError:
+    raise BadRequest("the body is not JSON") from None
+  if not isinstance(body, dict):
+    raise BadRequest("the body must be a JSON object")
+  return body
+
+
+def under(lock: threading.Lock, fn: Callable) -> Callable:
+  """`fn`, called holding `lock`."""
+  def run(*args):
+    with lock:
+      return fn(*args)
+  return run
+
+
+def routes(room: GameRoom, lock: threading.Lock) -> list[Route]:
+  """The /api/games routes over `room`, each call under `lock` (the
+  solved game's caches are shared with the explorer's other queries)."""
+
+  locked = lambda fn: under(lock, fn)
+
+  async def new_game(request: Request):
+    return locked(room.new_game)(await read_body(request))
+
+  async def move(request: Request):
+    return locked(room.move)(request.path_params["gid"],
+                             await read_body(request))
+
+  def show(request: Request):
+    return locked(room.show)(request.path_params["gid"])
+
+  return [Route("/api/games", json_endpoint(new_game), methods=["POST"]),
+          Route("/api/games/{gid}", json_endpoint(show), methods=["GET"]),
+          Route("/api/games/{gid}", json_endpoint(move), methods=["POST"])]
+
+
+def _person_moves(game, g: _Game, body: dict[str, Any]) -> None:
+  s, action = g.state, body.get("action")
+  if s.phase == "over":
+    raise BadRequest("the game is over", 409)
+  if action == "keep":
+    dice = body.get("dice")
+    if not _faces(dice):
+      raise BadRequest("keep: 'dice' must be a list of faces, e.g. [5]")
+    g.state = match.keep(game, s, dice)
+  elif action == "bank" and s.phase == "decide":
+    g.state = match.decide(game, s, "bank")
+  elif action == "roll":
+    if s.phase == "decide":
+      s = match.decide(game, s, "roll")
+    if s.phase != "roll":
+      raise BadRequest(f"roll: the game waits for {s.phase}", 409)
+    dice = body.get("dice")
+    if dice is not None and not _faces(dice):
+      raise BadRequest("roll: 'dice' must be a list of faces, e.g. "
+                       "[6, 5, 3] (or left out: the server rolls)")
+    g.state = match.roll(game, s, g.dice.roll(s.n) if dice is None
+                         else tuple(dice))
+  else:
+    raise BadRequest(f"action={action!r} is not allowed now: the game "
+                     f"waits for {_waits(s.phase)}")
+
+
+def _faces(dice: Any) -> bool:
+  """Whether a request's dice are a list of integers (faces are checked
+  by the game)."""
+  return isinstance(dice, list) and all(
+      isinstance(x, int) and not isinstance(x, bool) for x in dice)
+
+
+def _waits(phase: str) -> str:
+  return {"roll": "roll", "keep": "keep (with dice)",
+          "decide": "bank or roll"}[phase]
+
+
+def _computer_plays(g: _Game) -> None:
+  """The computers move until the person must, or the game is over."""
+  while g.state.phase != "over" and g.state.mover != match.PERSON:
+    s = g.state
+    g.state = g.computer.step(s, g.dice.roll(s.n) if s.phase == "roll"
+                              else None)
+
+
+def _view(game, gid: str, g: _Game) -> dict[str, Any]:
+  """The game as the person sees it (no win probability before a move):
+  every seat's name and banked score, the person's first."""
+  s = g.state
+  names, scores = match.names(s.players), match.scores(game, s)
+  view = {"id": gid, "opponent": g.opponent, "phase": s.phase,
+          "names": list(names), "scores": list(scores),
+          "mover": names[s.mover], "goal": game.rules.goal,
+          "turn": s.turn, "t": s.t, "n": s.n, "dice": list(s.dice),
+          "bar": s.bar or None,
+          "log": list(s.log), "options": [], "winner": None,
+          "last_move": s.moves[-1]._asdict() | {"loss": s.moves[-1].loss}
+          if s.moves else None}
+  if s.phase == "keep":
+    options = sorted(match.options(game, s),
+                     key=lambda c: (-c.points, len(c.kept)))
+    view["options"] = [{"dice": list(c.kept), "points": c.points,
+                        "t": c.t, "n": c.n} for c in options]
+  if s.phase == "over":
+    total, worst = match.summary(s)
+    view["winner"] = names[s.winner]
+    view["given_away"] = total
+    view["decisions"] = len(s.moves)
+    view["costliest"] = [m._asdict() | {"loss": m.loss} for m in worst]
+  return view
