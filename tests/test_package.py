@@ -79,8 +79,9 @@ def test_advise_answers_alike_whichever_engine_solved_two_players(
   assert decided["best"] in ("bank", "roll") and len(decided["roll"]) == 2
 
 
-def test_evaluate_gives_the_solver_value_for_optimal_against_itself():
-  game = farkle_jax.load(shipped="default")
+def test_evaluate_gives_the_solver_value_for_optimal_against_itself(
+    tiny_runs):
+  game = farkle_jax.load(tiny_runs("minimal")[3])
   both = farkle_jax.evaluate(game, "optimal", "optimal")
   assert abs(both["first"] - game.first_player_win()) < 1e-9
   assert abs(both["overall"] - 0.5) < 1e-12
