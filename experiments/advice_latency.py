@@ -76,8 +76,8 @@ def time_http(port: int, work) -> list[float]:
   conn = http.client.HTTPConnection("127.0.0.1", port)
   ms = []
   for pos, roll in work:
-    query = "&".join(f"{k}={v}" for k, v in pos._asdict().items())
-    path = f"/api/advice?{query}&roll={','.join(map(str, roll))}"
+    path = (f"/api/advice?scores={pos.b},{pos.d}&counts={pos.f},{pos.e}"
+            f"&t={pos.t}&n={pos.n}&roll={','.join(map(str, roll))}")
     start = time.perf_counter()
     conn.request("GET", path)
     response = conn.getresponse()

@@ -102,8 +102,8 @@ def test_page_loads_and_the_table_renders(page):
   assert "first player wins 56.28%" in page.inner_text("#rules")
   assert page.locator("#table-grid td.cell.roll").count() > 20
   assert page.locator("#table-grid td.cell.bank").count() > 20
-  page.fill("#table-form [name=b]", "1000")
-  page.fill("#table-form [name=d]", "2000")
+  page.locator("#table-form input.score").nth(0).fill("1000")
+  page.locator("#table-form input.score").nth(1).fill("2000")
   page.click("#table-go")
   page.wait_for_function(
       "document.querySelector('#table-grid td.cell.bank')"
@@ -111,15 +111,15 @@ def test_page_loads_and_the_table_renders(page):
   page.hover("#table-grid td.cell.roll >> nth=3")
   assert "win probability 0." in page.inner_text("#hover")
   _shot(page, "table.png")
-  page.fill("#table-form [name=b]", "3100")
+  page.locator("#table-form input.score").nth(0).fill("3100")
   page.click("#table-go")
   page.wait_for_selector("#table-error:has-text('b=3100')")
 
 
 def test_a_roll_gets_ranked_advice(page):
   page.click("#tab-advice")
-  page.fill("#advice-form [name=b]", "0")
-  page.fill("#advice-form [name=d]", "0")
+  page.locator("#advice-form input.score").nth(0).fill("0")
+  page.locator("#advice-form input.score").nth(1).fill("0")
   for face in (6, 5, 3, 3, 3, 2):
     page.click(f".die-add[data-face='{face}']")
   assert page.input_value("#advice-roll") == "6,5,3,3,3,2"

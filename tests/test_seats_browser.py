@@ -14,31 +14,43 @@ def seats_page(three_players):
     yield page
 
 
-def test_three_players_advice_and_table(seats_page):
+def test_three_players_table_and_advice(seats_page):
+  """The page of the two-player test, with a score field per player and a
+  win probability per player."""
   page = seats_page
   page.wait_for_selector("#rules:has-text('seat 3 wins')")
-  assert page.locator("#score-fields input.score").count() == 3
-  page.locator("#score-fields input.score").nth(1).fill("250")
-  page.locator("#score-fields input.score").nth(2).fill("300")
-  page.fill("#seats-roll", "1,5,3,3,3,2")
-  page.click("#seats-go")
-  page.wait_for_selector("#seats-result tr.choice")
-  assert page.locator("#seats-result tr.choice").count() >= 4
-  assert "player 3" in page.inner_text("#seats-result")
-  assert "win probabilities" in page.inner_text("#seats-win")
-  _shot(page, "three_players_advice.png")
-  page.locator("#score-fields input.score").nth(0).fill("200")  # banks at 300
+  assert "3 players" in page.inner_text("#rules")
+  page.wait_for_selector("#table-grid td.cell")
+  assert page.locator("#table-form input.score").count() == 3
+  scores = page.locator("#table-form input.score")
+  scores.nth(0).fill("200")
+  scores.nth(1).fill("250")
+  scores.nth(2).fill("300")
   page.click("#table-go")
-  page.wait_for_selector("#seats-table td.cell.bank")
-  assert page.locator("#seats-table td.cell.roll").count() > 5
+  page.wait_for_selector("#table-grid td.cell.bank")
+  assert page.locator("#table-grid td.cell.roll").count() > 5
+  page.hover("#table-grid td.cell.roll >> nth=0")
+  assert "player 3" in page.inner_text("#hover")
   _shot(page, "three_players_table.png")
-  page.locator("#score-fields input.score").nth(2).fill("900")
+  scores.nth(2).fill("900")
   page.click("#table-go")
-  page.wait_for_selector("#seats-error:has-text('score=900')")
+  page.wait_for_selector("#table-error:has-text('score=900')")
+  page.click("#tab-advice")
+  advice = page.locator("#advice-form input.score")
+  advice.nth(1).fill("250")
+  advice.nth(2).fill("300")
+  page.fill("#advice-roll", "1,5,3,3,3,2")
+  page.click("#advice-go")
+  page.wait_for_selector("#advice-result tr.choice")
+  assert page.locator("#advice-result tr.choice").count() >= 4
+  assert "player 3" in page.inner_text("#advice-result")
+  assert "Then, at" in page.inner_text("#decision")
+  _shot(page, "three_players_advice.png")
 
 
 def test_a_game_against_two_computers_is_played_to_the_end(seats_page):
   page = seats_page
+  page.click("#tab-play")
   page.select_option("#play-form [name=first]", "computer")
   page.fill("#play-form [name=seed]", "38")   # both computers move first
   page.click("#new-game")

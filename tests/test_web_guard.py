@@ -1,4 +1,5 @@
-"""Every route of both explorers under crafted requests: a 4xx with one line
+"""Every route of the explorer, over two players and three, under crafted
+requests: a 4xx with one line
 of JSON, never a 5xx; the Host, the body size and the content type are
 checked before any route runs."""
 
@@ -12,7 +13,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from farkle_jax.apps import seats_web, web_app, web_guard
+from farkle_jax.apps import explorer, web_guard
 from farkle_jax.strategy import seat_game
 from farkle_jax.strategy.solved_game import SolvedGame
 
@@ -21,13 +22,13 @@ LOCAL = "http://localhost"
 
 @pytest.fixture(scope="module")
 def pair_client():
-  return TestClient(web_app.create_app(SolvedGame.shipped("default")),
+  return TestClient(explorer.create_app(SolvedGame.shipped("default")),
                     base_url=LOCAL)
 
 
 @pytest.fixture(scope="module")
 def seats_client(three_players):
-  return TestClient(seats_web.create_app(
+  return TestClient(explorer.create_app(
       seat_game.SeatGame.load(three_players)), base_url=LOCAL)
 
 
@@ -58,8 +59,8 @@ def test_a_host_not_bound_to_is_refused(pair_client, base, status):
 
 
 def test_a_server_on_every_address_answers_any_host(three_players):
-  app = seats_web.create_app(seat_game.SeatGame.load(three_players),
-                             web_guard.allowed_hosts("0.0.0.0"))
+  app = explorer.create_app(seat_game.SeatGame.load(three_players),
+                            web_guard.allowed_hosts("0.0.0.0"))
   r = TestClient(app, base_url="http://my-box.lan:8000").get("/api/info")
   assert r.status_code == 200
 
@@ -107,8 +108,7 @@ PARAM = (st.integers(-10**30, 10**30).map(str)
          | st.text(string.printable, max_size=20)
          | st.sampled_from(["", "1,5,2", "0,250,300", "6,5,3,3,3,2",
                             "1" * 5000, "nan", "-0", "1e3"]))
-PAIR_NAMES = ["b", "d", "f", "e", "t", "n", "roll", "t_max", "x"]
-SEAT_NAMES = ["scores", "counts", "t", "n", "roll", "t_max", "x"]
+NAMES = ["scores", "counts", "t", "n", "roll", "t_max", "x"]
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -116,8 +116,8 @@ FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
 @FUZZ
 @given(path=st.sampled_from(["/api/info", "/api/table", "/api/advice",
                              "/api/games/abc", "/static/app.js",
-                             "/static/..%2Fweb_app.py"]),
-       params=st.dictionaries(st.sampled_from(PAIR_NAMES), PARAM,
+                             "/static/..%2Fexplorer.py"]),
+       params=st.dictionaries(st.sampled_from(NAMES), PARAM,
                               max_size=5))
 def test_fuzz_every_get_of_the_two_player_explorer(pair_client, path, params):
   _one_line_error(pair_client.get(path, params=params))
@@ -137,9 +137,16 @@ def test_fuzz_every_post_of_the_two_player_explorer(pair_client, body, move):
 
 
 @FUZZ
-@given(path=st.sampled_from(["/api/info", "/api/seats", "/api/table",
-                             "/api/advice", "/static/seats.js"]),
-       params=st.dictionaries(st.sampled_from(SEAT_NAMES), PARAM,
-                              max_size=5))
-def test_fuzz_every_route_of_the_seats_explorer(seats_client, path, params):
+@given(path=st.sampled_from(["/api/info", "/api/table", "/api/advice",
+                             "/api/games/abc", "/static/game.js"]),
+       params=st.dictionaries(st.sampled_from(NAMES), PARAM, max_size=5))
+def test_fuzz_every_get_of_three_players(seats_client, path, params):
   _one_line_error(seats_client.get(path, params=params))
+
+
+@FUZZ
+@given(body=JSON, move=JSON)
+def test_fuzz_every_post_of_three_players(seats_client, body, move):
+  _one_line_error(seats_client.post("/api/games", json=body))
+  game = seats_client.post("/api/games", json={"seed": 1}).json()["id"]
+  _one_line_error(seats_client.post(f"/api/games/{game}", json=move))

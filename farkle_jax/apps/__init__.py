@@ -4,7 +4,8 @@
     python -m farkle_jax.apps.advise / table / analyze / play / serve
 
 `command_line` gives every program one-line errors and exit codes,
-`progress` the bars and ETAs, `web_app` / `seats_web` / `web_guard` the
-browser explorer that `serve` starts, `cluster` the multi-process solve.
+`progress` the bars and ETAs, `explorer` / `web_games` / `web_guard` the
+browser explorer that `serve` starts (one page for any number of players),
+`cluster` the multi-process solve.
 Library code lives below: game -> solver -> strategy.
 """

@@ -7,7 +7,8 @@ computer, in a browser.
     python -m farkle_jax.apps.serve --workdir W3         # a run of 3+ players
 
 It binds to localhost unless --host says otherwise. The JSON API behind the
-page is described in `web_app` and in the README.
+page (one page for any number of players) is described in `explorer` and in
+the README.
 """
 
 import os
@@ -16,9 +17,9 @@ import socket
 from absl import app, flags, logging
 
 import farkle_jax  # noqa: F401  (enables float64)
-from farkle_jax.apps import command_line, seats_web, web_app, web_guard
+from farkle_jax.apps import command_line, explorer, web_guard
 from farkle_jax.solver import configuration
-from farkle_jax.strategy import seat_game, solved_game
+from farkle_jax.strategy import solved_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run "
                                "(default: the shipped values, --shipped).")
@@ -38,17 +39,11 @@ def main(argv):
   if not 0 <= _PORT.value <= 65535:
     raise configuration.ConfigError(
         f"--port={_PORT.value}: a port is 0..65535")
-  if seat_game.is_seats_run(_WORKDIR.value):
-    game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
-    game.turn((0,) * game.seats.players)       # compile before serving
-    label, app_ = f"{game.seats.players} players", seats_web.create_app(
-        game, web_guard.allowed_hosts(_HOST.value))
-  else:
-    game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value,
-                                       _ALLOW.value)
-    game.win_probability(solved_game.Position(0, 0))  # compile first
-    label, app_ = game.label, web_app.create_app(
-        game, web_guard.allowed_hosts(_HOST.value))
+  game = farkle_jax.load(_WORKDIR.value, _SHIPPED.value, _ALLOW.value)
+  game.advice((0,) * game.players)   # compiles the turn pass before serving
+  app_ = explorer.create_app(game, web_guard.allowed_hosts(_HOST.value))
+  label = (game.label if game.players == 2 and game.label.startswith(
+      "shipped:") else f"{game.players} players")
   if _HOST.value not in ("127.0.0.1", "localhost", "::1"):
     logging.warning("serving on %s: other machines can reach it", _HOST.value)
   try:  # bound here, so a port in use is one line before any banner

@@ -59,7 +59,7 @@ def main(argv):
 def _seats_table():
   game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
   scores, counts = command_line.seats_position(game.seats.players)
-  print(json.dumps(game.turn_table(scores, counts, _T_MAX.value))
+  print(json.dumps(game.table(scores, counts, _T_MAX.value))
         if _JSON.value else
         seat_game.format_turn_table(game, scores, counts, _T_MAX.value))
 

@@ -1,7 +1,7 @@
 """Games against the computer over HTTP, for any number of players.
 
-Both explorers (`web_app` for two players, `seats_web` for more) route
-their game requests here:
+The explorer (`explorer`, any number of players) routes its game requests
+here:
 
     POST /api/games        {"opponent", "first", "seed"}: a new game
     GET  /api/games/<id>   the game as the person sees it

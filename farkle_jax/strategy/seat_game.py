@@ -183,8 +183,8 @@ class SeatGame:
                             tuple(float(x) for x in win[:-1])))
     return sorted(out, key=lambda c: (-c.win[0], -c.points, -len(c.kept)))
 
-  def advice(self, scores, t: int, n: int = N_DICE, roll=None, counts=None
-             ) -> dict[str, Any]:
+  def advice(self, scores, t: int = 0, n: int = N_DICE, roll=None,
+             counts=None) -> dict[str, Any]:
     """Advice as data. With a roll: every way to set its dice aside, best
     first, and bank or roll after the best one ("then"; absent when it
     wins). Without: bank or roll at turn total t with n dice."""
@@ -200,7 +200,7 @@ class SeatGame:
                      **self.decision(scores, best.t, best.n, counts)}
     return out
 
-  def turn_table(self, scores, counts=None, t_last: int | None = None
+  def table(self, scores, counts=None, t_last: int | None = None
                  ) -> dict[str, Any]:
     """The mover's turn table as data: rows t (points) from 0 to `t_last`
     (default 3,000; at most the last total short of the goal), each with a
@@ -323,10 +323,10 @@ def format_vector(v: Sequence[float]) -> str:
 
 def format_turn_table(game: SeatGame, scores, counts=None,
                       t_last: int | None = None) -> str:
-  """The mover's turn table (`SeatGame.turn_table`) as text: rows t,
+  """The mover's turn table (`SeatGame.table`) as text: rows t,
   columns n = 6..1; each cell the mover's win probability and B (bank) or
   R (roll)."""
-  table = game.turn_table(scores, counts, t_last)
+  table = game.table(scores, counts, t_last)
   lines = [f"scores {','.join(map(str, scores))} (player to move first), "
            f"win probabilities {format_vector(table['win'])}",
            "     t" + "".join(f"{f'n={n}':>10}" for n in range(6, 0, -1))]

@@ -318,6 +318,28 @@ class SolvedGame:
                      "bank": pair(dec.bank), "roll": pair(dec.roll)}
     return out
 
+  @property
+  def summary(self) -> dict[str, Any]:
+    """The run's summary (rules, convergence, checksums)."""
+    return self.run.summary
+
+  def table(self, scores: Sequence[int], counts: Sequence[int] | None = None,
+            t_last: int | None = None) -> dict[str, Any]:
+    """The mover's turn table shaped as `SeatGame.table`: rows t (points)
+    from 0 to `t_last` (default: until every dice count banks), each with a
+    cell per n = 6..1: bank or roll, both players' win probabilities after
+    the better one, and whether any turn reaches it."""
+    p = self._at(scores, counts)
+    raw = self.turn_table(p.b, p.d, p.f, p.e, t_last)
+    rows = [{"t": r["t"], "cells": [
+        {"n": n, "action": r["action"][str(n)], "reachable":
+         n not in r["unreachable"], "win": [r["W"][str(n)],
+                                            1.0 - r["W"][str(n)]]}
+        for n in range(N_DICE, 0, -1)]} for r in raw["rows"]]
+    return {"scores": list(scores), "counts": [p.f, p.e],
+            "win": self.win_probabilities(scores, counts).tolist(),
+            "rows": rows}
+
   # A game in play (`strategy.match`) asks by key: (b, d, f, e) indices as
   # the player to move sees them, as `SeatGame` answers by its keys.
   def opening_key(self, scores: Sequence[int]) -> tuple[int, ...]:

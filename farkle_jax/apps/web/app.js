@@ -1,11 +1,31 @@
-// The two-player explorer: a page over the JSON API of farkle_jax.apps.web_app
-// (game.js, loaded first, holds the API call, the formats and the game).
+// The explorer's page over the JSON API of farkle_jax.apps.explorer, for any
+// number of players (game.js, loaded first, holds the API call, the formats
+// and the game against the computer).
 "use strict";
 
 let info = null;
 
+function seatName(i) {
+  if (info.players === 2) return i ? "opponent" : "your score";
+  return `player ${i + 1}` + (i ? "" : " (to move)");
+}
+
+function seatFields() {
+  const counts = info.farkle_counts > 1;
+  return [...Array(info.players).keys()].map(i =>
+      `<label>${seatName(i)} <input class="score" type="number" value="0" ` +
+      `step="${info.step}"></label>` + (counts ? `<label>farkles ` +
+      `<select class="count">` + [...Array(info.farkle_counts).keys()].map(
+          k => `<option>${k}</option>`).join("") + "</select></label>" : "")
+  ).join(" ");
+}
+
+// scores=..&counts=.. of a form's seats, then its other named fields.
 function query(form) {
   const params = new URLSearchParams();
+  const values = cls => [...form.querySelectorAll(cls)].map(e => e.value);
+  params.set("scores", values(".score").join(","));
+  if (info.farkle_counts > 1) params.set("counts", values(".count").join(","));
   for (const [k, v] of new FormData(form)) if (v !== "") params.set(k, v);
   return params.toString();
 }
@@ -17,11 +37,28 @@ function showTab(button) {
   }
 }
 
+function players(win) {
+  return win.map((w, i) => `${i ? seatName(i) : "mover"} ${pct(w)}`)
+      .join(", ");
+}
+
 // Strategy table.
 function cellColour(action, w) {
   const depth = 0.25 + 0.75 * w;
   return action === "bank" ? `rgba(224, 128, 58, ${depth})`
                            : `rgba(75, 123, 208, ${depth})`;
+}
+
+function tableCell(t, c) {
+  const where = `data-t="${t}" data-n="${c.n}"`;
+  if (c.reachable === false)
+    return `<td class="cell unreachable" ${where} title="t=${t}, n=${c.n}: ` +
+           "cannot happen\">-</td>";
+  const w = c.win[0];
+  return `<td class="cell ${c.action}" ${where} data-w="${w}" ` +
+         `style="background:${cellColour(c.action, w)}" title="t=${t}, ` +
+         `n=${c.n}: ${c.action}, win probability ${w.toFixed(6)} ` +
+         `(${players(c.win)})">${c.action === "bank" ? "B" : "R"}</td>`;
 }
 
 async function showTable(event) {
@@ -34,21 +71,9 @@ async function showTable(event) {
         document.getElementById("table-form")));
     const head = "<tr><th>t</th>" + [6, 5, 4, 3, 2, 1].map(
         n => `<th>n=${n}</th>`).join("") + "</tr>";
-    const rows = table.rows.map(row => {
-      const cells = [6, 5, 4, 3, 2, 1].map(n => {
-        const w = row.W[n], action = row.action[n];
-        if (row.unreachable.includes(n))
-          return `<td class="cell unreachable" data-t="${row.t}" data-n="${n}" ` +
-                 `title="t=${row.t}, n=${n}: cannot happen">-</td>`;
-        const label = action === "bank" ? "B" : "R";
-        return `<td class="cell ${action}" data-t="${row.t}" data-n="${n}" ` +
-               `data-w="${w}" style="background:${cellColour(action, w)}" ` +
-               `title="t=${row.t}, n=${n}: ${action}, win probability ` +
-               `${w.toFixed(6)}">${label}</td>`;
-      }).join("");
-      return `<tr><td class="t">${row.t}</td>${cells}</tr>`;
-    }).join("");
-    grid.innerHTML = head + rows;
+    grid.innerHTML = head + table.rows.map(row =>
+        `<tr><td class="t">${row.t}</td>` +
+        row.cells.map(c => tableCell(row.t, c)).join("") + "</tr>").join("");
   } catch (e) {
     error.textContent = e.message;
   }
@@ -72,11 +97,12 @@ function addDie(event) {
 function decisionText(d, where) {
   if (d.roll === null) return `${where}: bank, and win the game.`;
   if (d.bank === null)
-    return `${where}: roll (win probability ${pct(d.roll)}); banking is not ` +
-           `allowed yet (below the ${info.entry_minimum ? "entry or " : ""}` +
-           `bank minimum).`;
-  return `${where}: ${d.best.toUpperCase()} (bank ${pct(d.bank)}, roll ` +
-         `${pct(d.roll)}).`;
+    return `${where}: roll (win probability ${pct(d.roll[0])}); banking is ` +
+           `not allowed yet (below the ${info.entry_minimum ? "entry or " :
+           ""}bank minimum).`;
+  return `${where}: ${d.best.toUpperCase()} (bank ${pct(d.bank[0])}, roll ` +
+         `${pct(d.roll[0])}; every player after the better: ` +
+         `${players(d.best === "bank" ? d.bank : d.roll)}).`;
 }
 
 async function advise(event) {
@@ -89,25 +115,28 @@ async function advise(event) {
     const a = await api("/api/advice?" + query(
         document.getElementById("advice-form")));
     if (!a.choices) {
-      out.innerHTML = `<p id="decision">${decisionText(a.decision, "Here")}</p>`;
+      out.innerHTML = `<p id="decision">${decisionText(a, "Here")}</p>`;
       return;
     }
     if (a.choices.length === 0) {
-      out.innerHTML = `<p id="decision">Farkle: nothing scores. Win ` +
-                      `probability after it: ${pct(a.farkle)}.</p>`;
+      out.innerHTML = "<p id=\"decision\">Farkle: nothing scores; the turn " +
+                      "ends with nothing banked.</p>";
       return;
     }
+    const seats = [...Array(info.players).keys()];
     const rows = a.choices.map((c, i) =>
         `<tr class="choice${i === 0 ? " best" : ""}"><td class="die">` +
         `${dice(c.kept)}</td><td>${c.kept.join(" ")}</td><td>${c.points}</td>` +
-        `<td>${c.t}</td><td>${c.n}</td><td>${c.wins_now ? "wins" :
-        c.win.toFixed(6)}</td><td>${i === 0 ? "best" : ""}</td></tr>`).join("");
-    const best = a.choices[0];
+        `<td>${c.t}</td><td>${c.n}</td>` + (c.wins_now ? `<td>wins</td>` +
+        "<td></td>".repeat(info.players - 1) : c.win.map(
+            w => `<td>${w.toFixed(6)}</td>`).join("")) +
+        `<td>${i === 0 ? "best" : ""}</td></tr>`).join("");
     out.innerHTML = `<table><tr><th></th><th>keep</th><th>points</th>` +
-        `<th>turn total</th><th>dice left</th><th>win probability</th><th>` +
-        `</th></tr>${rows}</table><p id="decision">` +
-        decisionText(a.decision, `Then, at ${best.t} with ${best.n} dice`) +
-        "</p>";
+        `<th>turn total</th><th>dice left</th>` + seats.map(i =>
+        `<th>win: ${i ? seatName(i) : "mover"}</th>`).join("") +
+        `<th></th></tr>${rows}</table>` + (a.then ? `<p id="decision">` +
+        decisionText(a.then, `Then, at ${a.then.t} with ${a.then.n} dice`) +
+        "</p>" : "<p id=\"decision\">The best choice wins the game.</p>");
   } catch (e) {
     error.textContent = e.message;
   }
@@ -116,12 +145,14 @@ async function advise(event) {
 async function start() {
   info = await api("/api/info");
   const r = info.rules;
+  const odds = info.players === 2 ? `the first player wins ` +
+      `${pct(info.seat_win[0])} of games with optimal play.` :
+      info.seat_win.map((w, i) => `seat ${i + 1} wins ${pct(w)}`).join(", ");
   document.getElementById("rules").textContent =
-      `${r.name} rules to ${info.goal} (values: ${info.source}); the first ` +
-      `player wins ${pct(info.first_player_win)} of games with optimal play.`;
-  for (const select of document.querySelectorAll("select[name=f], select[name=e]"))
-    select.innerHTML = [...Array(info.farkle_counts).keys()].map(
-        k => `<option>${k}</option>`).join("");
+      `${info.players} players, ${r.name} rules to ${info.goal} (values: ` +
+      `${info.source}); ${odds}`;
+  for (const span of document.querySelectorAll(".seat-fields"))
+    span.innerHTML = seatFields();
   for (const tab of document.querySelectorAll(".tab"))
     tab.onclick = () => showTab(tab);
   document.getElementById("table-form").onsubmit = showTable;

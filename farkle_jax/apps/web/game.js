@@ -1,6 +1,6 @@
-// Shared by both explorer pages (loaded before app.js or seats.js): the API
-// call, the number and dice formats, and the game against the computer for
-// any number of players (farkle_jax.apps.web_games).
+// Loaded before app.js: the API call, the number and dice formats, and the
+// game against the computer for any number of players
+// (farkle_jax.apps.web_games).
 "use strict";
 
 const FACES = ["", "\u2680", "\u2681", "\u2682", "\u2683", "\u2684", "\u2685"];

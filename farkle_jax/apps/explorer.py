@@ -1,0 +1,145 @@
+"""The web explorer's JSON API and page, as a Starlette app, for a solved
+game of any number of players (`SolvedGame` or `SeatGame`).
+
+    GET  /                                  the page
+    GET  /api/info                          rules, players, score range,
+                                            farkle counts, each seat's W
+    GET  /api/table?scores=0,500[&counts=0,1&t_max=]
+                                            the mover's turn table
+    GET  /api/advice?scores=..[&counts=&t=&n=]&roll=6,5,3,3,3,2
+                                            ranked choices for a roll, and
+                                            bank or roll after the best
+                                            ("then")
+    GET  /api/advice?scores=..[&counts=&t=&n=]
+                                            bank or roll, both vectors
+    POST /api/games, GET|POST /api/games/<id>
+                                            a game against the computer
+                                            (`web_games`)
+
+Scores are in points and farkle counts in turns, one per player in turn
+order from the player to move; every win probability is a vector over the
+players, the mover's first. A request the API cannot answer gets a 4xx and
+{"error": one line}; values of an unconverged run are marked.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse
+from starlette.routing import Route
+
+from farkle_jax.apps import web_games, web_guard
+from farkle_jax.apps.web_games import BadRequest
+from farkle_jax.solver import results
+from farkle_jax.strategy import catalog
+from farkle_jax.strategy.seat_game import parse_scores
+from farkle_jax.strategy.solved_game import SolvedGame, parse_dice
+
+PAGE = os.path.join(os.path.dirname(__file__), "web")
+ASSETS = ("app.js", "game.js", "style.css")
+
+
+def _int(params, name: str, default: int) -> int:
+  text = params.get(name)
+  if text is None:
+    return default
+  try:
+    return int(text)
+  except ValueError:
+    raise BadRequest(f"{name}={text!r}: expected an integer") from None
+
+
+class Explorer:
+  """The endpoints over one solved game; its games live in `room`."""
+
+  def __init__(self, game):
+    self.game = game
+    self.lock = threading.Lock()   # the turn caches and the games are shared
+    self.room = web_games.GameRoom(game)
+    self.converged = results.convergence(game.summary)
+
+  def _position(self, q) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    if "scores" not in q:
+      raise BadRequest("scores: required, e.g. scores=0,500 (one per "
+                       "player, the player to move first)")
+    scores = parse_scores(q["scores"])
+    counts = parse_scores(q["counts"], "counts") if q.get("counts") else None
+    return scores, counts
+
+  def info(self, request: Request) -> dict[str, Any]:
+    game, rules = self.game, self.game.rules
+    return {"players": game.players, "rules": rules.to_dict(),
+            "source": _source(game.label), **self.converged,
+            "goal": rules.goal, "step": rules.step, "low": rules.low,
+            "high": rules.goal - rules.step,
+            "farkle_counts": rules.farkle_states,
+            "bank_minimum": rules.bank_minimum,
+            "entry_minimum": rules.entry_minimum,
+            "seat_win": game.win_probabilities(
+                (0,) * game.players).tolist(),   # the opening
+            "opponents": (list(catalog.NAMES) if isinstance(game, SolvedGame)
+                          else ["optimal"])}   # seat engine: optimal only
+
+  def table(self, request: Request) -> dict[str, Any]:
+    q = request.query_params
+    t_max = _int(q, "t_max", -1)
+    if t_max > self.game.rules.goal:
+      raise BadRequest(f"t_max={t_max}: at most the goal "
+                       f"{self.game.rules.goal}")
+    scores, counts = self._position(q)
+    return self._flagged(self.game.table(scores, counts,
+                                         None if t_max < 0 else t_max))
+
+  def advice(self, request: Request) -> dict[str, Any]:
+    q = request.query_params
+    scores, counts = self._position(q)
+    roll = q.get("roll")
+    return self._flagged(self.game.advice(
+        scores, _int(q, "t", 0), _int(q, "n", 6),
+        None if roll is None else parse_dice(roll), counts))
+
+  def _flagged(self, answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer, marked when it comes from unconverged values."""
+    if not self.converged["converged"]:
+      answer["unconverged"] = True
+    return answer
+
+
+def create_app(game, hosts: frozenset[str] | None = web_guard.LOOPBACK
+               ) -> Starlette:
+  """The explorer's app over one solved game, answering the Host names
+  `hosts` (`web_guard`)."""
+  ex = Explorer(game)
+  locked = lambda fn: web_games.under(ex.lock, fn)
+
+  async def page(request: Request):
+    return FileResponse(os.path.join(PAGE, "index.html"))
+
+  async def asset(request: Request):
+    name = request.path_params["name"]
+    if name not in ASSETS:
+      raise BadRequest(f"no file {name!r}", 404)
+    return FileResponse(os.path.join(PAGE, name))
+
+  answer = web_games.json_endpoint
+  return Starlette(routes=[
+      Route("/", page), Route("/static/{name}", answer(asset, raw=True)),
+      Route("/api/info", answer(locked(ex.info))),
+      Route("/api/table", answer(locked(ex.table))),
+      Route("/api/advice", answer(locked(ex.advice))),
+      *web_games.routes(ex.room, ex.lock),
+  ], middleware=[Middleware(web_guard.Guard, hosts=hosts)],
+      exception_handlers=web_guard.ERROR_HANDLERS)
+
+
+def _source(label: str) -> str:
+  """Where the values came from, without the server's paths."""
+  if label.startswith("shipped:"):
+    return label
+  return f"run {os.path.basename(os.path.normpath(label))}"
