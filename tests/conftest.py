@@ -31,15 +31,36 @@ def solved_once(tmp_path_factory, name: str, config) -> str:
   wait and read it), so no fixture game is solved twice."""
   import fcntl
   from farkle_jax.solver import driver
-  root = tmp_path_factory.getbasetemp()
-  if os.environ.get("PYTEST_XDIST_WORKER"):
-    root = root.parent   # the run's directory, shared by its workers
+  root = _run_root(tmp_path_factory)
   workdir = root / f"solved_{name}"
   with open(root / f"solved_{name}.lock", "w") as lock:
     fcntl.flock(lock, fcntl.LOCK_EX)
     if not (workdir / "summary.json").exists():
       driver.run(config, str(workdir))
   return str(workdir)
+
+
+def _run_root(tmp_path_factory):
+  """The folder of this test run, shared by its pytest-xdist workers."""
+  root = tmp_path_factory.getbasetemp()
+  return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compilation_cache(tmp_path_factory):
+  """One XLA compilation cache for the workers and every program the tests
+  start: the same small programs (a resumed solve, a second process, the
+  tools) compile once per run. It lives in the run's folder, which pytest
+  removes after a few newer runs."""
+  import jax
+  folder = str(_run_root(tmp_path_factory) / "xla_cache")
+  settings = {"JAX_COMPILATION_CACHE_DIR": (folder, str),
+              "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": ("0", float),
+              "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": ("0", int)}
+  for name, (value, kind) in settings.items():
+    os.environ.setdefault(name, value)   # for the programs tests start
+    jax.config.update(name.lower(), kind(os.environ[name]))
+  yield
 
 
 @pytest.fixture(scope="session")
