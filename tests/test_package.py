@@ -87,3 +87,23 @@ def test_evaluate_gives_the_solver_value_for_optimal_against_itself(
   assert abs(both["overall"] - 0.5) < 1e-12
   weaker = farkle_jax.evaluate(game, "bank:300")
   assert weaker["overall"] < 0.5 and weaker["b"] == "optimal"
+
+
+def test_both_solved_games_answer_the_one_game_protocol(tiny_runs, seats_runs):
+  """Every front end asks only what `game_protocol.Game` names; both
+  solved-game classes answer all of it with the same parameters."""
+  import inspect
+  from farkle_jax.strategy.game_protocol import Game
+  games = (farkle_jax.load(tiny_runs("minimal")[3]),
+           farkle_jax.load(seats_runs(3)))
+  names = [n for n in vars(Game) if not n.startswith("_")]
+  assert {"advice", "table", "choices_at", "after_farkle"} <= set(names)
+  for game in games:
+    assert isinstance(game, Game)
+    for name in names:
+      want = getattr(Game, name)
+      if callable(want):
+        got = getattr(type(game), name)
+        assert list(inspect.signature(got).parameters) == list(
+            inspect.signature(want).parameters), (type(game), name)
+  assert [g.players for g in games] == [2, 3]

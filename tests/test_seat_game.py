@@ -110,6 +110,21 @@ def test_json_output_and_flags_of_the_other_kind_of_run(solved, tiny_runs):
   assert out.stderr.strip() == ("error: --b, --d: for a two-player run; this "
                                 "one has 3 players: give --scores (and "
                                 "--counts)")
-  two = tiny_runs("minimal")[3]
-  out = _run("table", "--workdir", two, "--scores", "0,0")
-  assert out.returncode == 2 and out.stderr.startswith("error: --scores: ")
+  two = tiny_runs("minimal")[3]   # --scores takes a two-player run too
+  by_scores = _run("table", "--workdir", two, "--scores", "450,700",
+                   "--t_max", "200", "--json")
+  by_fields = _run("table", "--workdir", two, "--b", "450", "--d", "700",
+                   "--t_max", "200", "--json")
+  assert by_scores.returncode == 0 == by_fields.returncode, by_scores.stderr
+  seat, pair = json.loads(by_scores.stdout), json.loads(by_fields.stdout)
+  assert [r["t"] for r in seat["rows"]] == [r["t"] for r in pair["rows"]]
+  for a, b in zip(seat["rows"], pair["rows"]):
+    assert [c["win"][0] for c in a["cells"]] == [b["W"][str(n)]
+                                                 for n in range(6, 0, -1)]
+  out = _run("advise", "--workdir", two, "--scores", "0,0", "--b", "50")
+  assert out.returncode == 2 and out.stderr.strip() == (
+      "error: --b: give either --scores (and --counts) or --b, --d, --f, --e")
+  out = _run("advise", "--workdir", two, "--scores", "0,0", "--roll",
+             "6,5,3,3,3,2")
+  assert out.returncode == 0 and "win probability of players 1..2" in \
+      out.stdout

@@ -17,7 +17,7 @@ import json
 
 from absl import app, flags
 
-import farkle_jax  # noqa: F401  (enables float64)
+import farkle_jax  # (also enables float64)
 from farkle_jax.apps import command_line
 from farkle_jax.strategy import seat_game, solved_game
 
@@ -33,12 +33,7 @@ _T = flags.DEFINE_integer("t", 0, "Turn total so far.")
 _N = flags.DEFINE_integer("n", 6, "Dice to roll (the roll's size).")
 _ROLL = flags.DEFINE_string("roll", None, "The dice rolled, e.g. 6,5,3,3,3,2 "
                             "(none: bank or roll at the position).")
-flags.DEFINE_string(
-    "scores", None, "A run of more than two players (--workdir): every "
-    "banked score in turn order from the player to move, e.g. 0,500,1200 "
-    "(instead of --b and --d).")
-flags.DEFINE_string(
-    "counts", None, "With --scores and a penalty: every farkle count.")
+command_line.define_scores_flags()
 _JSON = flags.DEFINE_bool("json", False, "Print JSON instead of text.")
 _ALLOW = flags.DEFINE_bool("allow_unconverged", False, "Read a run that "
                            "stopped at max_iterations above its tolerance.")
@@ -79,12 +74,10 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   roll = solved_game.parse_dice(_ROLL.value) if _ROLL.value is not None else None
-  if seat_game.is_seats_run(_WORKDIR.value):
-    print(_seats_advice(roll))
+  game = farkle_jax.load(_WORKDIR.value, _SHIPPED.value, _ALLOW.value)
+  if command_line.by_scores(game.players):
+    print(_advice_by_scores(game, roll))
     return
-  command_line.refuse_seats_flags()
-  game = solved_game.SolvedGame.open(_WORKDIR.value, _SHIPPED.value,
-                                      _ALLOW.value)
   pos = solved_game.Position(_B.value, _D.value, _F.value, _E.value, _T.value,
                         _N.value)
   bank_min = game.bank_minimum(pos.b, pos.b_on)
@@ -100,18 +93,21 @@ def main(argv):
         else format_advice(adv, bank_min))
 
 
-def _seats_advice(roll) -> str:
-  game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
-  scores, counts = command_line.seats_position(game.seats.players)
+def _advice_by_scores(game, roll) -> str:
+  """Advice for every player's score (any number of players): each value
+  a vector over the players, the mover's first."""
+  scores, counts = command_line.seats_position(game.players)
   if _JSON.value:
-    return json.dumps(game.advice(scores, _T.value, _N.value, roll, counts))
+    return json.dumps(farkle_jax.advise(game, scores, roll, _T.value,
+                                        _N.value, counts))
   if roll is not None:
     return seat_game.format_advice(game, scores, _T.value, roll, counts)
-  d = game.decision(scores, _T.value, _N.value, counts)
+  d = farkle_jax.advise(game, scores, None, _T.value, _N.value, counts)
   bank = seat_game.format_vector(d["bank"]) if d["bank"] else "not allowed"
+  roll_on = (seat_game.format_vector(d["roll"]) if d["roll"]
+             else "not needed: banking wins")
   return (f"scores {','.join(map(str, scores))}, t={_T.value} with "
-          f"{_N.value} dice: {d['best']} (bank {bank}; roll "
-          f"{seat_game.format_vector(d['roll'])})")
+          f"{_N.value} dice: {d['best']} (bank {bank}; roll {roll_on})")
 
 
 if __name__ == "__main__":

@@ -249,17 +249,30 @@ def refuse_given(names: tuple[str, ...], why: str) -> None:
     raise app.UsageError(f"{', '.join(given)}: {why}")
 
 
-def refuse_seats_flags() -> None:
-  """For a two-player run: refuses --scores and --counts."""
-  refuse_given(("scores", "counts"), "for a run of more than two players; "
-               "this one has two: give --b, --d, --f, --e")
+def define_scores_flags() -> None:
+  """--scores and --counts: a position of any number of players."""
+  flags.DEFINE_string(
+      "scores", None, "Every banked score in turn order from the player to "
+      "move, e.g. 0,500,1200 (any number of players; instead of --b and "
+      "--d, which only a two-player run takes).")
+  flags.DEFINE_string(
+      "counts", None, "With --scores and a penalty: every farkle count, "
+      "same order (default all 0).")
+
+
+def by_scores(players: int) -> bool:
+  """Whether a position is given by --scores (and --counts): always with
+  more than two players, with two when --scores is given."""
+  return players > 2 or flags.FLAGS["scores"].present
 
 
 def seats_position(players: int) -> tuple[list[int], list[int] | None]:
-  """For a run of `players` > 2: refuses the two-player flags, then reads
-  --scores (default every player at 0) and --counts (default None)."""
-  refuse_given(("b", "d", "f", "e"), f"for a two-player run; this one has "
-               f"{players} players: give --scores (and --counts)")
+  """Reads --scores (default every player at 0) and --counts (default
+  None), refusing the two-player flags beside them."""
+  refuse_given(("b", "d", "f", "e"), (
+      f"for a two-player run; this one has {players} players: give "
+      "--scores (and --counts)") if players > 2 else (
+      "give either --scores (and --counts) or --b, --d, --f, --e"))
   given = flags.FLAGS
   scores = seat_game.parse_scores(given.scores or ",".join(["0"] * players))
   counts = (seat_game.parse_scores(given.counts, "counts")

@@ -20,7 +20,7 @@ from typing import Callable
 
 from absl import app, flags
 
-import farkle_jax  # noqa: F401  (enables float64)
+import farkle_jax  # (also enables float64)
 from farkle_jax.apps import command_line
 from farkle_jax.strategy import catalog, match, solved_game
 

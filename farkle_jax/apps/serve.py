@@ -16,7 +16,7 @@ import socket
 
 from absl import app, flags, logging
 
-import farkle_jax  # noqa: F401  (enables float64)
+import farkle_jax  # (also enables float64)
 from farkle_jax.apps import command_line, explorer, web_guard
 from farkle_jax.solver import configuration
 from farkle_jax.strategy import solved_game

@@ -1,7 +1,7 @@
 """Turn table of a finished run for any start-of-turn state.
 
     python -m farkle_jax.apps.table --workdir W --b 0 --d 0 --f 0 --e 0 [--json]
-    python -m farkle_jax.apps.table --workdir W3 --scores 0,500,1200
+    python -m farkle_jax.apps.table --workdir W3 --scores 0,500,1200   # any run
 
 Rows are turn totals t, columns n = 6..1 dice to roll; each cell holds the
 win probability of the player to move, whether banking or rolling is best,
@@ -12,9 +12,9 @@ import json
 
 from absl import app, flags
 
-import farkle_jax  # noqa: F401  (enables float64)
+import farkle_jax  # (also enables float64)
 from farkle_jax.apps import command_line
-from farkle_jax.solver import configuration, queries, results
+from farkle_jax.solver import configuration, queries
 from farkle_jax.strategy import seat_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run.")
@@ -25,12 +25,7 @@ _E = flags.DEFINE_integer("e", 0, "Farkle count of the opponent.")
 _T_MAX = flags.DEFINE_integer(
     "t_max", None, "Last turn total to list (default: where every n banks; "
     "3,000 for more than two players).")
-flags.DEFINE_string(
-    "scores", None, "A run of more than two players: every banked score in "
-    "turn order from the player to move, e.g. 0,500,1200.")
-flags.DEFINE_string(
-    "counts", None, "With --scores and a penalty: every farkle count, same "
-    "order (default all 0).")
+command_line.define_scores_flags()
 _JSON = flags.DEFINE_bool("json", False, "Print JSON instead of text.")
 _ALLOW = flags.DEFINE_bool(
     "allow_unconverged", False, "Read a run that stopped at max_iterations "
@@ -43,11 +38,11 @@ def main(argv):
   if _T_MAX.value is not None and _T_MAX.value < 0:
     raise configuration.ConfigError(
         f"--t_max={_T_MAX.value}: expected a turn total of at least 0")
-  if seat_game.is_seats_run(_WORKDIR.value):
-    _seats_table()
+  game = farkle_jax.load(_WORKDIR.value, allow_unconverged=_ALLOW.value)
+  if command_line.by_scores(game.players):
+    _table_by_scores(game)
     return
-  command_line.refuse_seats_flags()
-  w0, layout, roll, _ = results.load(_WORKDIR.value, _ALLOW.value)
+  w0, layout, roll, _ = game.run
   try:
     table = queries.turn_table(w0, layout, roll, _B.value, _D.value, _F.value,
                                _E.value, t_max=_T_MAX.value)
@@ -56,9 +51,10 @@ def main(argv):
   print(queries.to_json(table) if _JSON.value else queries.format_table(table))
 
 
-def _seats_table():
-  game = seat_game.SeatGame.load(_WORKDIR.value, _ALLOW.value)
-  scores, counts = command_line.seats_position(game.seats.players)
+def _table_by_scores(game):
+  """The mover's turn table by every player's score (any number of
+  players): each cell bank or roll, and every player's win probability."""
+  scores, counts = command_line.seats_position(game.players)
   print(json.dumps(game.table(scores, counts, _T_MAX.value))
         if _JSON.value else
         seat_game.format_turn_table(game, scores, counts, _T_MAX.value))

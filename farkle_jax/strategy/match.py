@@ -21,6 +21,7 @@ import numpy as np
 
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.strategy import catalog
+from farkle_jax.strategy.game_protocol import Game
 from farkle_jax.strategy.solved_game import Choice, PositionError, SolvedGame
 
 PERSON, COMPUTER = 0, 1   # seats; with more players, seats 1.. are computers
@@ -65,7 +66,7 @@ class MatchState(NamedTuple):
   players: int = 2                # seats at the table
 
 
-def start(game, first: int = PERSON, b: int = 0, d: int = 0,
+def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
           at: Sequence[int] | None = None) -> MatchState:
   """A new game from banked scores b (first player) and d (second), or
   `at`: every seat's (points, seat order), for any number of players."""
@@ -83,7 +84,7 @@ def start(game, first: int = PERSON, b: int = 0, d: int = 0,
                     players=players)
 
 
-def scores(game, s: MatchState) -> tuple[int, ...]:
+def scores(game: Game, s: MatchState) -> tuple[int, ...]:
   """Banked points of every seat, the person's first."""
   mine = list(game.key_scores(s.key))   # the mover's first
   if s.bar:
@@ -94,7 +95,7 @@ def scores(game, s: MatchState) -> tuple[int, ...]:
   return tuple(mine[k:] + mine[:k])
 
 
-def options(game, s: MatchState, dice: Sequence[int] | None = None
+def options(game: Game, s: MatchState, dice: Sequence[int] | None = None
             ) -> tuple[Choice, ...]:
   """Every way to set aside the dice showing (or `dice`), best first, with
   the mover's win probability after each (the last turn's own chances in
@@ -107,7 +108,7 @@ def options(game, s: MatchState, dice: Sequence[int] | None = None
   return game.choices_at(s.key, s.t, s.n, dice)
 
 
-def roll(game, s: MatchState, dice: Sequence[int]) -> MatchState:
+def roll(game: Game, s: MatchState, dice: Sequence[int]) -> MatchState:
   """The player to move rolls `dice` (their faces); a farkle ends the turn."""
   _expect(s, "roll")
   choices = options(game, s, dice)
@@ -126,7 +127,7 @@ def roll(game, s: MatchState, dice: Sequence[int]) -> MatchState:
   return _next_turn(s, fields, f"{who} rolled {text}: farkle{note}")
 
 
-def keep(game, s: MatchState, kept: Sequence[int]) -> MatchState:
+def keep(game: Game, s: MatchState, kept: Sequence[int]) -> MatchState:
   """The player to move sets the dice `kept` aside (faces, any order)."""
   _expect(s, "keep")
   choices = options(game, s)
@@ -156,7 +157,7 @@ def keep(game, s: MatchState, kept: Sequence[int]) -> MatchState:
   return s._replace(phase="decide")
 
 
-def decide(game, s: MatchState, action: str) -> MatchState:
+def decide(game: Game, s: MatchState, action: str) -> MatchState:
   """The player to move banks ("bank") or rolls on ("roll")."""
   _expect(s, "decide")
   if action not in ("bank", "roll"):
@@ -185,7 +186,7 @@ class Computer:
   key as needed; against more, optimal play (the best choice and the better
   of bank and roll for the seat to move)."""
 
-  def __init__(self, game, name: str = "optimal"):
+  def __init__(self, game: Game, name: str = "optimal"):
     self.name = name
     self.game = game
     self.strategy = None
@@ -259,7 +260,7 @@ def _faces(c: Choice) -> str:
   return f"{' '.join(map(str, c.kept))} ({c.points})"
 
 
-def _where(game, s: MatchState) -> str:
+def _where(game: Game, s: MatchState) -> str:
   you, *others = scores(game, s)
   roll_text = f", rolled {' '.join(map(str, s.dice))}" if s.dice else ""
   return (f"turn {s.turn}, you {you} vs {', '.join(map(str, others))}, "
@@ -270,7 +271,7 @@ def _dice(n: int) -> str:
   return "1 die" if n == 1 else f"{n} dice"
 
 
-def _bank(game, s: MatchState) -> MatchState:
+def _bank(game: Game, s: MatchState) -> MatchState:
   who = names(s.players)[s.mover]
   total = game.key_scores(s.key)[0] + s.t
   reached = total >= game.rules.goal

@@ -321,7 +321,7 @@ def format_vector(v: Sequence[float]) -> str:
   return " ".join(f"{x:.6f}" for x in v)
 
 
-def format_turn_table(game: SeatGame, scores, counts=None,
+def format_turn_table(game, scores, counts=None,
                       t_last: int | None = None) -> str:
   """The mover's turn table (`SeatGame.table`) as text: rows t,
   columns n = 6..1; each cell the mover's win probability and B (bank) or
@@ -337,10 +337,10 @@ def format_turn_table(game: SeatGame, scores, counts=None,
   return "\n".join(lines)
 
 
-def format_advice(game: SeatGame, scores, t: int, dice, counts=None) -> str:
+def format_advice(game, scores, t: int, dice, counts=None) -> str:
   """`SeatGame.advice` for a roll, as text."""
   adv = game.advice(scores, t, roll=dice, counts=counts)
-  n = game.seats.players
+  n = game.players
   head = (f"scores {','.join(map(str, scores))} (player to move first), "
           f"turn total {t}, rolled {len(dice)} dice: "
           f"{','.join(map(str, dice))}")
