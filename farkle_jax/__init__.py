@@ -78,7 +78,7 @@ def evaluate(game, a: str, b: str = "optimal", start=(0, 0)) -> dict:
   loaded with `load`, as first player, second and overall."""
   catalog = importlib.import_module("farkle_jax.strategy.catalog")
   figures = importlib.import_module("farkle_jax.strategy.figures")
-  if getattr(game, "players", 2) != 2:
+  if game.players != 2:
     raise catalog.StrategyError("evaluate compares strategies of two "
                                 "players; this game has "
                                 f"{game.players}")

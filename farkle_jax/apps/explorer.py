@@ -37,9 +37,9 @@ from starlette.routing import Route
 from farkle_jax.apps import web_games, web_guard
 from farkle_jax.apps.web_games import BadRequest
 from farkle_jax.solver import results
-from farkle_jax.strategy import catalog
+from farkle_jax.strategy import match
 from farkle_jax.strategy.seat_game import parse_scores
-from farkle_jax.strategy.solved_game import SolvedGame, parse_dice
+from farkle_jax.strategy.solved_game import parse_dice
 
 PAGE = os.path.join(os.path.dirname(__file__), "web")
 ASSETS = ("app.js", "game.js", "style.css")
@@ -83,8 +83,7 @@ class Explorer:
             "entry_minimum": rules.entry_minimum,
             "seat_win": game.win_probabilities(
                 (0,) * game.players).tolist(),   # the opening
-            "opponents": (list(catalog.NAMES) if isinstance(game, SolvedGame)
-                          else ["optimal"])}   # seat engine: optimal only
+            "opponents": list(match.opponents(game))}
 
   def table(self, request: Request) -> dict[str, Any]:
     q = request.query_params

@@ -42,8 +42,7 @@ def main(argv):
   game = farkle_jax.load(_WORKDIR.value, _SHIPPED.value, _ALLOW.value)
   game.advice((0,) * game.players)   # compiles the turn pass before serving
   app_ = explorer.create_app(game, web_guard.allowed_hosts(_HOST.value))
-  label = (game.label if game.players == 2 and game.label.startswith(
-      "shipped:") else f"{game.players} players")
+  label = game.label if game.players == 2 else f"{game.players} players"
   if _HOST.value not in ("127.0.0.1", "localhost", "::1"):
     logging.warning("serving on %s: other machines can reach it", _HOST.value)
   try:  # bound here, so a port in use is one line before any banner

@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from farkle_jax.apps import web_guard
 from farkle_jax.strategy import catalog, match
-from farkle_jax.strategy.solved_game import PositionError, SolvedGame
+from farkle_jax.strategy.solved_game import PositionError
 
 MAX_GAMES = 1000   # games kept in memory; the oldest is dropped
 
@@ -65,9 +65,8 @@ class GameRoom:
                              or isinstance(seed, bool)):
       raise BadRequest(f"seed={seed!r}: an integer or null")
     if not isinstance(opponent, str):
-      raise BadRequest(f"opponent={opponent!r}: one of {catalog.NAMES}")
-    if isinstance(self.game, SolvedGame):   # else: optimal only (Computer)
-      catalog.check_name(opponent, self.game.layout.unit)
+      raise BadRequest(f"opponent={opponent!r}: one of "
+                       f"{match.opponents(self.game)}")
     computer = match.Computer(self.game, opponent)
     state = match.start(self.game, match.PERSON if first == "human"
                         else match.COMPUTER)

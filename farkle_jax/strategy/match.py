@@ -101,10 +101,8 @@ def options(game: Game, s: MatchState, dice: Sequence[int] | None = None
   the mover's win probability after each (the last turn's own chances in
   a final round)."""
   dice = s.dice if dice is None else tuple(dice)
-  if s.bar:
-    b = game.key_scores(s.key)[0]
-    on = bool(s.key[0] >= game.layout.num_off)
-    return game.advise_last_turn(b, s.bar, s.t, s.n, dice, on).choices
+  if s.bar:   # the final round: two players, a SolvedGame
+    return game.last_turn_choices_at(s.key, s.bar, s.t, s.n, dice)
   return game.choices_at(s.key, s.t, s.n, dice)
 
 
@@ -180,6 +178,12 @@ def summary(s: MatchState, worst: int = 3) -> tuple[float, tuple[Move, ...]]:
   return total, tuple(costly[:worst])
 
 
+def opponents(game: Game) -> tuple[str, ...]:
+  """The strategies the computer may play in `game`: the catalog against
+  one player of the two-player engine, else optimal play only."""
+  return catalog.NAMES if isinstance(game, SolvedGame) else ("optimal",)
+
+
 class Computer:
   """The computer's play: against one player a strategy of the catalog
   (optimal, maxscore, bank:X, ...), its turn policy built per start-of-turn
@@ -190,7 +194,7 @@ class Computer:
     self.name = name
     self.game = game
     self.strategy = None
-    if not isinstance(game, SolvedGame):   # a run of the seat engine
+    if opponents(game) == ("optimal",):   # a run of the seat engine
       if name != "optimal":
         raise catalog.StrategyError(
             f"opponent {name!r}: in a game solved by the seat engine "

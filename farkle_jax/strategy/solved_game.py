@@ -363,6 +363,12 @@ class SolvedGame:
                  ) -> tuple[Choice, ...]:
     return self.advise(self._position_at(key, t, n), dice).choices
 
+  def last_turn_choices_at(self, key, bar: int, t: int, n: int,
+                           dice: Sequence[int]) -> tuple[Choice, ...]:
+    """`advise_last_turn` of the mover of `key` (the final round)."""
+    p = self._position_at(key, t, n)
+    return self.advise_last_turn(p.b, bar, t, n, dice, p.b_on).choices
+
   def decision_at(self, key, t: int, n: int) -> Decision:
     return self.decision(self._position_at(key, t, n))
 
