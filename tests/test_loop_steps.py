@@ -40,6 +40,17 @@ def test_an_empty_body_still_takes_a_step():
   assert loop_steps.count(fn, jnp.zeros(()), jnp.asarray(0)) == 3
 
 
+
+def test_a_branch_counts_the_loops_of_the_branch_taken():
+  def fn(x, pick):
+    return jax.lax.cond(
+        pick, lambda x: jax.lax.fori_loop(0, 4, lambda i, y: y + 1.0, x),
+        lambda x: jax.lax.while_loop(lambda y: y < 3.0, lambda y: y + 1.0, x),
+        x)
+
+  assert loop_steps.count(fn, jnp.zeros(()), jnp.asarray(True)) == 4
+  assert loop_steps.count(fn, jnp.zeros(()), jnp.asarray(False)) == 3
+
 def _scans(jaxpr):
   for eqn in jaxpr.eqns:
     if eqn.primitive.name == "scan":

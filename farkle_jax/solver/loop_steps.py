@@ -4,14 +4,17 @@ An accelerator runs a loop one iteration after the other, with a round trip
 to the host for the control of every `while` iteration, so the number of
 sequential loop iterations on a sweep's critical path bounds its speed far
 more than its arithmetic does. `count(fn, *args)` traces `fn` to a jaxpr and
-runs it with an interpreter that walks every loop: the steps of a loop are
-the sum over its iterations of the steps of its body, at least one each
-(loops one after the other add up). A loop whose body holds no loop and whose
-trip count is written in its structure (a `scan`'s length, a `fori_loop`'s
-bounds) is counted without running its body in Python; other loops run
-iteration by iteration, so data-dependent trip counts (Newton steps that stop
-at a tolerance) are counted as they happen. Loops inside a `shard_map` are
-counted for one device's shard (meshes of one device only).
+re-traces it into a program that computes, beside `fn`'s own values, the
+steps of every loop: the steps of a loop are the sum over its iterations of
+the steps of its body, at least one each (loops one after the other add
+up). A loop whose body holds no loop and whose trip count is written in its
+structure (a `scan`'s length, a `fori_loop`'s bounds) counts that many
+steps; other loops carry a counter through their iterations, so
+data-dependent trip counts (Newton steps that stop at a tolerance) are
+counted as they happen. That program is compiled once and run once (an
+interpreter that walked the loops from Python compiled every primitive it
+met: 3 s a method against 1 s). Loops inside a `shard_map` are counted for
+one device's shard (meshes of one device only).
 """
 
 from __future__ import annotations
@@ -19,19 +22,21 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import jax
-import numpy as np
+import jax.numpy as jnp
 from jax.extend import core as jcore
+from jax.sharding import PartitionSpec as P
 
 _LOOPS = ("while", "scan")
 # Reductions over a mesh axis: the identity on the one-device meshes counted.
 _COLLECTIVES = ("pmax", "pmin", "psum")
+_STEP = jnp.int64   # the solver enables float64 (and int64)
 
 
 def count(fn: Callable, *args: Any) -> int:
   """Sequential loop iterations of one call of `fn(*args)` (run for real)."""
   closed = jax.make_jaxpr(fn)(*args)
-  steps, _ = _run(closed.jaxpr, closed.consts, jax.tree.leaves(args))
-  return steps
+  program = jax.jit(lambda consts, xs: _eval(closed.jaxpr, consts, xs)[0])
+  return int(program(list(closed.consts), jax.tree.leaves(args)))
 
 
 def _sub_jaxprs(params: dict) -> list:
@@ -58,7 +63,9 @@ def _bind(eqn, invals):
   return list(out) if eqn.primitive.multiple_results else [out]
 
 
-def _run(jaxpr, consts, args) -> tuple[int, list]:
+def _eval(jaxpr, consts, args) -> tuple[jax.Array, list]:
+  """(steps, outputs) of `jaxpr`, traced: the count is computed by the
+  program itself, beside the values it computes."""
   env = {}
 
   def read(v):
@@ -68,7 +75,7 @@ def _run(jaxpr, consts, args) -> tuple[int, list]:
     env[v] = x
   for v, x in zip(jaxpr.invars, args):
     env[v] = x
-  steps = 0
+  steps = jnp.zeros((), _STEP)
   for eqn in jaxpr.eqns:
     invals = [read(v) for v in eqn.invars]
     name = eqn.primitive.name
@@ -79,7 +86,7 @@ def _run(jaxpr, consts, args) -> tuple[int, list]:
       if rule is None:
         raise NotImplementedError(f"loop inside a {name!r} primitive")
       s, outs = rule(eqn, invals)
-      steps += s
+      steps = steps + s
     else:
       outs = _bind(eqn, invals)
     for v, x in zip(eqn.outvars, outs):
@@ -87,7 +94,7 @@ def _run(jaxpr, consts, args) -> tuple[int, list]:
   return steps, [read(v) for v in jaxpr.outvars]
 
 
-def _fori_trips(eqn, invals) -> int | None:
+def _fori_trips(eqn, invals) -> jax.Array | None:
   """Trip count of a `fori_loop` lowered to `while` (carry i, upper, ...,
   condition i < upper, i + 1 per iteration), else None."""
   cond, body = eqn.params["cond_jaxpr"].jaxpr, eqn.params["body_jaxpr"].jaxpr
@@ -105,25 +112,30 @@ def _fori_trips(eqn, invals) -> int | None:
       or step[0].invars[1].val != 1):
     return None
   carry = invals[nc + nb:]
-  return max(0, int(carry[1]) - int(carry[0]))
+  trips = jnp.asarray(carry[1], _STEP) - jnp.asarray(carry[0], _STEP)
+  return jnp.maximum(trips, 0)
 
 
 def _while(eqn, invals):
   p = eqn.params
   nc, nb = p["cond_nconsts"], p["body_nconsts"]
-  body = p["body_jaxpr"]
+  cond, body = p["cond_jaxpr"], p["body_jaxpr"]
   if not _has_loop(body.jaxpr):
     trips = _fori_trips(eqn, invals)
     if trips is not None:
       return trips, _bind(eqn, invals)
-  cond = jax.jit(jcore.jaxpr_as_fun(p["cond_jaxpr"]))
   cond_consts, body_consts = invals[:nc], invals[nc:nc + nb]
-  carry = invals[nc + nb:]
-  steps = 0
-  while bool(cond(*cond_consts, *carry)[0]):
-    s, carry = _run(body.jaxpr, body.consts, [*body_consts, *carry])
-    steps += max(1, s)
-  return steps, carry
+
+  def go_on(carry):
+    return jcore.jaxpr_as_fun(cond)(*cond_consts, *carry[1:])[0]
+
+  def iterate(carry):
+    s, out = _eval(body.jaxpr, body.consts, [*body_consts, *carry[1:]])
+    return [carry[0] + jnp.maximum(s, 1), *out]
+
+  out = jax.lax.while_loop(go_on, iterate,
+                           [jnp.zeros((), _STEP), *invals[nc + nb:]])
+  return out[0], out[1:]
 
 
 def _scan(eqn, invals):
@@ -133,20 +145,15 @@ def _scan(eqn, invals):
     return length, _bind(eqn, invals)
   nconst, ncarry = _scan_split(eqn)
   consts, carry = invals[:nconst], invals[nconst:nconst + ncarry]
-  xs = invals[nconst + ncarry:]
-  ys, steps = [], 0
-  order = range(length - 1, -1, -1) if p["reverse"] else range(length)
-  for i in order:
-    s, out = _run(body.jaxpr, body.consts,
-                  [*consts, *carry, *(x[i] for x in xs)])
-    steps += max(1, s)
-    carry, y = out[:ncarry], out[ncarry:]
-    ys.append(y)
-  if p["reverse"]:
-    ys.reverse()
-  stacked = [np.stack([np.asarray(y[j]) for y in ys])
-             for j in range(len(eqn.outvars) - ncarry)]
-  return steps, [*carry, *stacked]
+
+  def iterate(carry, xs):
+    s, out = _eval(body.jaxpr, body.consts, [*consts, *carry[1:], *xs])
+    return [carry[0] + jnp.maximum(s, 1), *out[:ncarry]], out[ncarry:]
+
+  last, ys = jax.lax.scan(iterate, [jnp.zeros((), _STEP), *carry],
+                          invals[nconst + ncarry:], length=length,
+                          reverse=p["reverse"])
+  return last[0], [*last[1:], *ys]
 
 
 def _scan_split(eqn) -> tuple[int, int]:
@@ -179,20 +186,34 @@ def _call(key):
   def rule(eqn, invals):
     sub = eqn.params[key]
     if isinstance(sub, jcore.ClosedJaxpr):
-      return _run(sub.jaxpr, sub.consts, invals)
-    return _run(sub, [], invals)
+      return _eval(sub.jaxpr, sub.consts, invals)
+    return _eval(sub, [], invals)
   return rule
 
 
 def _shard_map(eqn, invals):
-  if eqn.params["mesh"].size != 1:
+  """The body runs inside a shard_map of the same mesh (its values carry
+  that mesh's manual axes), the count leaving it as one more, replicated,
+  result."""
+  p = eqn.params
+  if p["mesh"].size != 1:
     raise NotImplementedError("loop steps are counted on a one-device mesh")
-  return _call("jaxpr")(eqn, invals)
+
+  def body(*xs):
+    s, outs = _eval(p["jaxpr"], [], list(xs))
+    return (s, *outs)
+
+  out = jax.shard_map(body, mesh=p["mesh"], in_specs=tuple(p["in_specs"]),
+                      out_specs=(P(), *p["out_specs"]),
+                      check_vma=False)(*invals)
+  return out[0], list(out[1:])
 
 
 def _cond(eqn, invals):
-  branch = eqn.params["branches"][int(invals[0])]
-  return _run(branch.jaxpr, branch.consts, invals[1:])
+  def branch(closed):
+    return lambda *ops: _eval(closed.jaxpr, closed.consts, list(ops))
+  return jax.lax.switch(invals[0], [branch(b) for b in eqn.params["branches"]],
+                        *invals[1:])
 
 
 _RULES = {
