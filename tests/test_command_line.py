@@ -308,10 +308,18 @@ def test_a_flipped_byte_in_shipped_style_values_is_one_line(tmp_path):
             "start_values.npz is missing or damaged")
 
 
-def test_ctrl_c_is_one_line_and_the_rerun_is_exact(tmp_path):
-  from farkle_jax.strategy import solved_game
-  args = ("--config", "configs/default.py", f"--workdir={tmp_path}",
-          "--config.checkpoint.every=1", "--config.solver.sweeps_per_call=1")
+def _uninterrupted(tiny_runs):
+  """Start values of the same config solved without a stop (the session's
+  fixture): the tiny Facebook game, 13 sweeps, a checkpoint after each."""
+  return np.load(os.path.join(tiny_runs("facebook")[3], "start_values.npy"))
+
+
+FAULT_RUN = ("--config", "configs/tiny.py:facebook",
+             "--config.checkpoint.every=1", "--config.solver.sweeps_per_call=1")
+
+
+def test_ctrl_c_is_one_line_and_the_rerun_is_exact(tmp_path, tiny_runs):
+  args = (*FAULT_RUN, f"--workdir={tmp_path}")
   # SIGINT as a terminal sends it, even where this test runs in the
   # background (a shell starts background jobs with SIGINT ignored).
   solve = subprocess.Popen(
@@ -329,26 +337,25 @@ def test_ctrl_c_is_one_line_and_the_rerun_is_exact(tmp_path):
   rerun = _run("farkle_jax.main", *args)
   assert rerun.returncode == 0, rerun.stderr[-2000:]
   np.testing.assert_array_equal(np.load(tmp_path / "start_values.npy"),
-                                solved_game.SolvedGame.shipped("default").run.w0)
+                                _uninterrupted(tiny_runs))
   assert not list(tmp_path.glob("*.tmp*"))
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_sigkill_at_a_random_moment_then_rerun_is_exact(tmp_path, seed):
-  """Killed anywhere (compiling, sweeping, saving, writing the results):
-  the rerun ends at the values of an uninterrupted solve, bit for bit,
-  with nothing left over."""
-  from farkle_jax.strategy import solved_game
-  args = ("--config", "configs/default.py", f"--workdir={tmp_path}",
-          "--config.checkpoint.every=1", "--config.solver.sweeps_per_call=1")
+def test_sigkill_at_a_random_moment_then_rerun_is_exact(tmp_path, seed,
+                                                       tiny_runs):
+  """Killed anywhere (compiling, sweeping, saving, writing the results: the
+  whole run takes about 3 s here): the rerun ends at the values of an
+  uninterrupted solve, bit for bit, with nothing left over."""
+  args = (*FAULT_RUN, f"--workdir={tmp_path}")
   solve = subprocess.Popen([sys.executable, "-m", "farkle_jax.main", *args],
                            cwd=ROOT, env=ENV, stderr=subprocess.DEVNULL)
-  time.sleep(np.random.default_rng(seed).uniform(2.0, 9.0))
+  time.sleep(np.random.default_rng(seed).uniform(0.8, 3.0))
   solve.send_signal(signal.SIGKILL)
   solve.wait()
   rerun = _run("farkle_jax.main", *args)
   assert rerun.returncode == 0, rerun.stderr[-2000:]
   np.testing.assert_array_equal(np.load(tmp_path / "start_values.npy"),
-                                solved_game.SolvedGame.shipped("default").run.w0)
+                                _uninterrupted(tiny_runs))
   leftovers = [p for p in tmp_path.rglob("*") if "tmp" in p.name]
   assert not leftovers, leftovers

@@ -86,11 +86,11 @@ def test_a_penalty_at_every_farkle_agrees_with_the_reference(tmp_path):
   _, w = _solve(tmp_path / "two", "facebook", 600, 2, -300, penalty_count=1)
   ref, _ = reference.solve("facebook", 600, -300, penalty_count=1)
   np.testing.assert_allclose(w[..., 0], ref, rtol=0, atol=1e-12)
-  summary, w = _solve(tmp_path / "three", "facebook", 400, 3, -200,
+  summary, w = _solve(tmp_path / "three", "facebook", 300, 3, -150,
                       penalty_count=1)
   assert summary["converged"] and w.min() >= 0
   assert np.abs(w.sum(-1) - 1).max() < 1e-12
-  seats = SeatsLayout(rules_lib.facebook(goal=400, floor=-200).replace(
+  seats = SeatsLayout(rules_lib.facebook(goal=300, floor=-150).replace(
       players=3, penalty_count=1))
   with pytest.raises(ValueError, match="without a farkle penalty"):
     seated.evaluate(seats, w, None, "max_score")
@@ -114,7 +114,7 @@ def test_first_guesses_come_from_stages_solved_before():
 def test_three_players_with_a_penalty_are_distributions(tmp_path):
   """Every sweep keeps each key's values a distribution over the winner, so
   a loose tolerance shows it as well as a tight one."""
-  config = _config("facebook", 400, 3, floor=-200)
+  config = _config("facebook", 300, 3, floor=-150)
   config.solver.tol = 1e-8
   summary = driver.run(config, str(tmp_path))
   w = np.load(tmp_path / "start_values.npy")
