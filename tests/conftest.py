@@ -108,12 +108,12 @@ def seats_runs(tmp_path_factory):
 @pytest.fixture(scope="session")
 def unsettled_game(tmp_path_factory):
   """A solved game with one rotation cycle that has no equilibrium in pure
-  turn policies (three players, minimal rules to 1,500): (config, summary,
-  start values)."""
+  turn policies (three players, minimal rules to 1,300: the smallest goal,
+  in steps of 100, with one): (config, summary, start values)."""
   import numpy as np
   from farkle_jax.solver import configuration, results
   config = configuration.base("minimal")
-  config.rules.update(goal=1500, players=3)
+  config.rules.update(goal=1300, players=3)
   config.solver.update(tol=1e-14, norm="absolute")
   workdir = solved_once(tmp_path_factory, "unsettled", config)
   return (config, results.read_summary(workdir),

@@ -125,7 +125,7 @@ def test_three_players_with_a_penalty_are_distributions(tmp_path):
 
 
 def test_a_cycle_without_a_pure_equilibrium_is_reported(unsettled_game):
-  """Three players to 1,500: one rotation cycle (3 keys) whose policy steps
+  """Three players to 1,300: one rotation cycle (3 keys) whose policy steps
   alternate between two profiles 6.9e-4 apart forever; the run keeps their
   midpoint, says so, and its second sweep still changes nothing."""
   _, summary, w = unsettled_game
