@@ -15,6 +15,10 @@ from farkle_jax.solver import methods
 from test_ordered import settings
 
 RULES = rules_lib.facebook(floor=-150, goal=600)
+# Four sweeps, short of convergence (tol 1e-15): the values split over
+# devices must equal one device's after every sweep, not only at the end
+# (the wavefront's collectives on forced CPU devices take 0.5 s a sweep).
+SWEEPS = 4
 
 
 def _all_values(method_name, state, layout):
@@ -67,7 +71,7 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import methods
 sys.path.insert(0, "tests")
-from test_methods import RULES, settings
+from test_methods import RULES, SWEEPS, settings
 out = {}
 for name in ("value_iteration", "wavefront", "ordered"):
   s = settings(method=name, tol=1e-15)
@@ -75,7 +79,7 @@ for name in ("value_iteration", "wavefront", "ordered"):
       StateLayout(RULES, chunk_keys=256), roll_tables.build(RULES), s), s)
   spread = jax.tree.leaves(chunk.compiled.input_shardings[0][0])[0]
   assert len(spread.device_set) == 4, (name, spread)
-  done = chunk.run(chunk.method.init(), float("inf"), 200)
+  done = chunk.run(chunk.method.init(), float("inf"), SWEEPS)
   out[name] = chunk.method.start_values(done.state)
 np.savez(sys.argv[1], **out)
 """
@@ -96,6 +100,7 @@ def test_every_method_on_four_devices_equals_one_device(tmp_path):
     s = settings(method=name, tol=1e-15)
     chunk = methods.compile_chunk(methods.build(
         StateLayout(RULES, chunk_keys=256), roll_tables.build(RULES), s), s)
-    done = chunk.run(chunk.method.init(), float("inf"), 200)
+    done = chunk.run(chunk.method.init(), float("inf"), SWEEPS)
+    assert done.done == SWEEPS
     np.testing.assert_array_equal(sharded[name],
                                   chunk.method.start_values(done.state))
