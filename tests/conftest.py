@@ -60,6 +60,9 @@ def compilation_cache(tmp_path_factory):
   for name, (value, kind) in settings.items():
     os.environ.setdefault(name, value)   # for the programs tests start
     jax.config.update(name.lower(), kind(os.environ[name]))
+  # The plain reference's solves, likewise shared by the workers.
+  os.environ.setdefault("REFERENCE_RESULTS",
+                        str(_run_root(tmp_path_factory) / "reference"))
   yield
 
 

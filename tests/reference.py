@@ -8,8 +8,12 @@ transcription of the equations with NumPy arrays indexed by (b, d, f, e).
 
 from __future__ import annotations
 
+import fcntl
 import functools
+import hashlib
 import itertools
+import os
+import pickle
 from fractions import Fraction
 
 import numpy as np
@@ -35,7 +39,8 @@ def _kept(solver):
   same small games. Their arrays come back read-only, so no caller can
   change the values another one reads (callers must not change the lists
   and dicts that hold them either)."""
-  cached = functools.lru_cache(maxsize=None)(solver)
+  cached = functools.lru_cache(maxsize=None)(functools.partial(_shared,
+                                                               solver))
 
   @functools.wraps(solver)
   def solve_once(*args, **kwargs):
@@ -43,6 +48,29 @@ def _kept(solver):
       return _read_only(solver(*args, **kwargs))   # a start: not kept
     return _read_only(cached(*args, **kwargs))
   return solve_once
+
+
+def _shared(solver, *args, **kwargs):
+  """`solver(*args, **kwargs)`, solved once for all the processes of a test
+  run where REFERENCE_RESULTS names a folder (the first to ask solves, under
+  a lock; the others read its result)."""
+  folder = os.environ.get("REFERENCE_RESULTS")
+  if not folder:
+    return solver(*args, **kwargs)
+  os.makedirs(folder, exist_ok=True)
+  name = hashlib.sha256(repr((solver.__name__, args, sorted(kwargs.items())))
+                        .encode()).hexdigest()[:24]
+  path = os.path.join(folder, name + ".pkl")
+  with open(path + ".lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    if os.path.exists(path):
+      with open(path, "rb") as f:
+        return pickle.load(f)
+    out = solver(*args, **kwargs)
+    with open(path + ".tmp", "wb") as f:
+      pickle.dump(out, f)
+    os.replace(path + ".tmp", path)
+    return out
 
 
 @functools.lru_cache(maxsize=None)
