@@ -87,7 +87,7 @@ def test_two_processes_stopped_and_rerun_resume_from_their_checkpoint(
                     (f"--coordinator=localhost:{port}", "--num_processes=2",
                      f"--process_id={i}",
                      f"--config.solver.max_iterations={limit}",
-                     "--config.checkpoint.every=1",
+                     "--config.checkpoint.every=3",
                      "--config.solver.sweeps_per_call=1"), devices)
              for i in range(2)]
     outs = [p.communicate(timeout=600) for p in procs]
