@@ -50,11 +50,15 @@ def _solve(workdir, method, extra=(), env_extra=None):
 
 def _one_process(tmp_path, method, tiny_runs) -> str:
   """The workdir of a one-process solve of the same config: the session's
-  (auto is the ordered method on a CPU), else solved here."""
+  (auto is the ordered method on a CPU), else solved here, in this
+  process (one device)."""
   if method == "ordered":
     return tiny_runs("facebook")[3]
-  one = _solve(tmp_path / "one", method)
-  assert one.wait(timeout=600) == 0, one.stderr.read()[-2000:]
+  from configs import tiny
+  from farkle_jax.solver import driver
+  config = tiny.get_config("facebook")
+  config.solver.method = method
+  driver.run(config, str(tmp_path / "one"))
   return str(tmp_path / "one")
 
 
