@@ -64,3 +64,23 @@ def test_illegal_input_is_one_line(args, words):
   errors = [l for l in out.stderr.splitlines() if l.startswith("error: ")]
   assert out.returncode in (1, 2) and len(errors) == 1, out.stderr
   assert words in errors[0] and "Traceback" not in out.stderr
+
+
+def test_the_readme_commands_run_and_print_what_it_shows():
+  """Every advise command of README.md that needs no solve of its own runs
+  (the optional `[--json]` both ways), and its example output is the
+  command's output, line for line."""
+  readme = open(os.path.join(ROOT, "README.md")).read()
+  commands = [l for l in readme.splitlines()
+              if l.startswith("python -m farkle_jax.apps.advise")
+              and "--workdir" not in l]
+  assert len(commands) >= 2
+  for line in commands:
+    args = line.split()[3:]
+    for optional in ([], ["--json"]) if "[--json]" in args else ([],):
+      out = _advise(*[a for a in args if a != "[--json]"], *optional)
+      assert out.returncode == 0, (line, out.stderr)
+  shown = readme.split("```\n$ python -m farkle_jax.apps.advise ")[1]
+  command, output = shown.split("\n```")[0].split("\n", 1)
+  out = _advise(*command.split())
+  assert out.returncode == 0 and out.stdout == output + "\n", out.stdout

@@ -1,7 +1,7 @@
 """What to keep and whether to roll on, for a position and a roll.
 
     python -m farkle_jax.apps.advise --b 0 --d 0 --roll 6,5,3,3,3,2
-    python -m farkle_jax.apps.advise --workdir W --b 500 --d 1200 --t 350 --n 3
+    python -m farkle_jax.apps.advise --workdir W --b 500 --d 1200 --t 350 --n 2
     python -m farkle_jax.apps.advise --shipped default --b 0 --d 0 --roll 1,1,5 \
         --t 650 --n 3 --json
     python -m farkle_jax.apps.advise --workdir W3 --scores 0,500,1200 --roll 1,5,3,3,3,2
