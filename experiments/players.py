@@ -27,8 +27,8 @@ import farkle_jax  # noqa: F401,E402  (float64)
 import matplotlib  # noqa: E402
 import numpy as np  # noqa: E402
 from farkle_jax.apps import command_line  # noqa: E402
-from farkle_jax.solver import configuration, driver  # noqa: E402
-from farkle_jax.strategy import seat_game, seated  # noqa: E402
+from farkle_jax.solver import configuration, driver, results  # noqa: E402
+from farkle_jax.strategy import seat_game, seated, simulation  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -72,7 +72,7 @@ def solve(name: str) -> tuple[seat_game.SeatGame, float]:
   t0 = time.time()
   try:
     game = seat_game.SeatGame.load(workdir)
-  except seat_game.PositionError:
+  except results.ResultsError:   # not there, unfinished or damaged
     driver.run(config_of(name), workdir)
     game = seat_game.SeatGame.load(workdir)
   return game, time.time() - t0
@@ -106,8 +106,8 @@ def seated_loss(games: int, guest: str) -> list[dict]:
   rows = []
   for seat in range(game.seats.players):
     wins = seated.simulate(game, play, seat, games, seed=seat)
-    p, ex = wins[seat] / games, float(exact[seat][key][seat])
-    se = float(np.sqrt(ex * (1 - ex) / games))
+    p, se = simulation.win_rate(int(wins[seat]), games)
+    ex = float(exact[seat][key][seat])
     rows.append(dict(seat=seat + 1, optimal=float(game.w0[key][seat]),
                      guest=ex, loss=float(game.w0[key][seat]) - ex,
                      simulated=p, se=se, z=(p - ex) / se, games=games))

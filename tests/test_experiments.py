@@ -289,3 +289,22 @@ def test_advice_latency_script_times_the_api_and_http(tmp_path, tiny_runs):
   for name in ("api", "http"):
     assert got[name]["requests"] == 20
     assert 0 < got[name]["p50_ms"] <= got[name]["p99_ms"] <= got[name]["max_ms"]
+
+
+def test_players_script_solves_a_run_it_does_not_find(tmp_path):
+  """An empty --workdir: the run is solved (not refused), and its row holds
+  the first player's win of the plain reference."""
+  import reference
+  out = subprocess.run(
+      [sys.executable, "experiments/players.py", "--workdir",
+       str(tmp_path / "runs"), "--out", str(tmp_path / "out"),
+       "--runs=minimal_2p_2000"], cwd=ROOT, capture_output=True, text=True,
+      env=dict(os.environ))
+  assert out.returncode == 0, out.stderr[-2000:]
+  row = json.loads((tmp_path / "out" / "players.json").read_text())[
+      "runs"]["minimal_2p_2000"]
+  w0, _ = reference.solve("minimal", 2000, 0)
+  assert abs(row["seat_win"][0] - w0[(0,) * w0.ndim]) < 1e-9
+  assert abs(sum(row["seat_win"]) - 1) < 1e-12
+  assert "| minimal_2p_2000 | 2 | 2000 |" in (tmp_path / "out" /
+                                               "players.md").read_text()

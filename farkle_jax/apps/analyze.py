@@ -314,8 +314,7 @@ def _seated(config, workdir) -> dict:
                              _SEED.value + seat, on_progress=bar)
     finally:
       bar.close()
-    p = wins[seat] / _GAMES.value
-    se = (p * (1 - p) / _GAMES.value) ** 0.5
+    p, se = simulation.win_rate(int(wins[seat]), _GAMES.value)
     print(f"seat {seat + 1}: {guest} wins {ex:.6f} exact, optimal "
           f"{opt:.6f} (loss {opt - ex:+.6f}); {_GAMES.value:,} games "
           f"{p:.6f} +- {se:.6f}, z = {(p - ex) / se:+.2f}")

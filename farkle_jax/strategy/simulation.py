@@ -226,10 +226,13 @@ def simulate(a: Strategy | Dense, b: Strategy | Dense, layout: StateLayout,
     if on_progress is not None:
       on_progress(s0 + g, games)
 
-  def rate(w, m):
-    p = w / m
-    return p, math.sqrt(p * (1 - p) / m)
-
-  f, fse = rate(*wins[True])
-  s, sse = rate(*wins[False])
+  f, fse = win_rate(*wins[True])
+  s, sse = win_rate(*wins[False])
   return Estimate(games, f, fse, s, sse, steps)
+
+
+def win_rate(wins: int, games: int) -> tuple[float, float]:
+  """The share of games won and its standard error, sqrt(p (1 - p) / games)
+  of that share: what every simulation reports beside the exact value."""
+  p = wins / games
+  return p, math.sqrt(p * (1 - p) / games)
