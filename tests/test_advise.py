@@ -84,3 +84,8 @@ def test_the_readme_commands_run_and_print_what_it_shows():
   command, output = shown.split("\n```")[0].split("\n", 1)
   out = _advise(*command.split())
   assert out.returncode == 0 and out.stdout == output + "\n", out.stdout
+
+
+def test_one_die_is_named_so():
+  out = _advise("--b", "0", "--d", "0", "--t", "350", "--n", "1")
+  assert out.returncode == 0 and "t=350 with 1 die: bank" in out.stdout

@@ -51,7 +51,7 @@ def format_decision(where: str, dec: solved_game.Decision, bank_min: int) -> str
 def format_advice(adv: solved_game.Advice, bank_min: int) -> str:
   p = adv.position
   lines = [f"b={p.b} d={p.d} f={p.f} e={p.e}, turn total {p.t}, rolled "
-           f"{p.n} dice: {','.join(map(str, adv.roll))}"]
+           f"{solved_game.dice_count(p.n)}: {','.join(map(str, adv.roll))}"]
   if not adv.choices:
     lines.append(f"farkle: nothing scores; the turn ends with nothing "
                  f"banked (win probability {adv.farkle:.6f})")
@@ -65,7 +65,8 @@ def format_advice(adv: solved_game.Advice, bank_min: int) -> str:
     lines.append(f"  {kept:<14}{c.points:>7}{c.t:>12}{c.n:>11}{win:>17}"
                  f"{note}")
   best = adv.choices[0]
-  lines.append(format_decision(f"then, at t={best.t} with {best.n} dice",
+  dice = solved_game.dice_count(best.n)
+  lines.append(format_decision(f"then, at t={best.t} with {dice}",
                                adv.decision, bank_min))
   return "\n".join(lines)
 
@@ -86,7 +87,7 @@ def main(argv):
     print(json.dumps({"position": pos._asdict(), **dec.as_dict()}, indent=1)
           if _JSON.value else format_decision(
               f"b={pos.b} d={pos.d} f={pos.f} e={pos.e}, t={pos.t} with "
-              f"{pos.n} dice", dec, bank_min))
+              f"{solved_game.dice_count(pos.n)}", dec, bank_min))
     return
   adv = game.advise(pos, roll)
   print(json.dumps(adv.as_dict(), indent=1) if _JSON.value
@@ -107,7 +108,8 @@ def _advice_by_scores(game, roll) -> str:
   roll_on = (seat_game.format_vector(d["roll"]) if d["roll"]
              else "not needed: banking wins")
   return (f"scores {','.join(map(str, scores))}, t={_T.value} with "
-          f"{_N.value} dice: {d['best']} (bank {bank}; roll {roll_on})")
+          f"{solved_game.dice_count(_N.value)}: {d['best']} (bank {bank}; "
+          f"roll {roll_on})")
 
 
 if __name__ == "__main__":

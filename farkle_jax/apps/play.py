@@ -76,15 +76,12 @@ def _person(game, s: match.MatchState, dice: match.Dice | None
                      key=lambda c: (-c.points, len(c.kept), c.kept))
     for i, c in enumerate(options, 1):
       print(f"  {i}) keep {' '.join(map(str, c.kept)):<12} {c.points:>5} "
-            f"points -> turn total {c.t}, {_dice(c.n)}")
+            f"points -> turn total {c.t}, {solved_game.dice_count(c.n)}")
     return _retry(lambda a: match.keep(game, s, _kept(a, options)),
                   f"keep which? [1-{len(options)} or the faces] ")
   return _retry(lambda a: match.decide(game, s, _action(a)),
-                f"turn total {s.t}, {_dice(s.n)}: [b]ank or [r]oll? ")
-
-
-def _dice(n: int) -> str:
-  return "1 die" if n == 1 else f"{n} dice"
+                f"turn total {s.t}, {solved_game.dice_count(s.n)}: "
+                "[b]ank or [r]oll? ")
 
 
 def _kept(answer: str, options) -> tuple[int, ...]:

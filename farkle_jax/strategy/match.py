@@ -23,6 +23,7 @@ from farkle_jax.game.layout import N_DICE
 from farkle_jax.strategy import catalog
 from farkle_jax.strategy.game_protocol import Game
 from farkle_jax.strategy.solved_game import Choice, PositionError, SolvedGame
+from farkle_jax.strategy.solved_game import dice_count
 
 PERSON, COMPUTER = 0, 1   # seats; with more players, seats 1.. are computers
 NAMES = ("you", "computer")
@@ -144,7 +145,7 @@ def keep(game: Game, s: MatchState, kept: Sequence[int]) -> MatchState:
   s = s._replace(t=choice.t, n=choice.n, dice=(), moves=moves,
                  log=s.log + (f"{names(s.players)[s.mover]} kept "
                               f"{_faces(choice)}: "
-                              f"turn total {choice.t}, {_dice(choice.n)} "
+                              f"turn total {choice.t}, {dice_count(choice.n)} "
                               "to roll",))
   if choice.wins_now:
     return _bank(game, s)
@@ -268,11 +269,7 @@ def _where(game: Game, s: MatchState) -> str:
   you, *others = scores(game, s)
   roll_text = f", rolled {' '.join(map(str, s.dice))}" if s.dice else ""
   return (f"turn {s.turn}, you {you} vs {', '.join(map(str, others))}, "
-          f"turn total {s.t} with {_dice(s.n)}{roll_text}")
-
-
-def _dice(n: int) -> str:
-  return "1 die" if n == 1 else f"{n} dice"
+          f"turn total {s.t} with {dice_count(s.n)}{roll_text}")
 
 
 def _bank(game: Game, s: MatchState) -> MatchState:

@@ -24,6 +24,7 @@ from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, integrity, results, vector_pass
 from farkle_jax.strategy.solved_game import Choice, Decision, PositionError
+from farkle_jax.strategy.solved_game import dice_count
 
 
 class SeatChoice(NamedTuple):
@@ -342,7 +343,7 @@ def format_advice(game, scores, t: int, dice, counts=None) -> str:
   adv = game.advice(scores, t, roll=dice, counts=counts)
   n = game.players
   head = (f"scores {','.join(map(str, scores))} (player to move first), "
-          f"turn total {t}, rolled {len(dice)} dice: "
+          f"turn total {t}, rolled {dice_count(len(dice))}: "
           f"{','.join(map(str, dice))}")
   if not adv["choices"]:
     return head + "\nfarkle: nothing scores; the turn ends with nothing banked"
@@ -355,6 +356,6 @@ def format_advice(game, scores, t: int, dice, counts=None) -> str:
   if "then" in adv:
     d = adv["then"]
     bank = format_vector(d["bank"]) if d["bank"] else "not allowed"
-    lines.append(f"then, at t={d['t']} with {d['n']} dice: {d['best']} "
+    lines.append(f"then, at t={d['t']} with {dice_count(d['n'])}: {d['best']} "
                  f"(bank {bank}; roll {format_vector(d['roll'])})")
   return "\n".join(lines)

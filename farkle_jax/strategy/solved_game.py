@@ -87,6 +87,11 @@ class Advice(NamedTuple):
             "decision": self.decision and self.decision.as_dict()}
 
 
+def dice_count(n: int) -> str:
+  """'1 die', '2 dice', ...: how every front end names dice."""
+  return "1 die" if n == 1 else f"{n} dice"
+
+
 def parse_dice(text: str) -> tuple[int, ...]:
   """'6,5,3' or '6 5 3' or '653' -> (6, 5, 3); PositionError if not dice."""
   parts = text.replace(",", " ").split()
