@@ -22,6 +22,7 @@ from farkle_jax.apps import command_line
 from farkle_jax.game import scoring
 from farkle_jax.game.roll_tables import next_dice
 from farkle_jax.solver import queries, results
+from farkle_jax.strategy.solved_game import dice_count
 
 PUBLISHED = os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "tests", "data", "published.json")
@@ -101,10 +102,10 @@ def main(argv):
   print("worked example (roll 6,5,3,3,3,2):")
   for (k, pts, w), (take, to, pw) in zip(r["worked_example"],
                                          r["worked_example_published"]):
-    print(f"  use {k} dice for {pts:>4} -> W={w:.6f}   published: {take} "
-          f"-> t={to['t']}, n={to['n']}: {pw}")
+    print(f"  use {dice_count(k):<6} for {pts:>4} -> W={w:.6f}   published: "
+          f"{take} -> t={to['t']}, n={to['n']}: {pw}")
   k, pts = r["worked_example_best"]
-  print(f"  best: use {k} dice for {pts}")
+  print(f"  best: use {dice_count(k)} for {pts}")
   print(f"bank thresholds by n: {r['bank_thresholds']}")
   print(f"        published:    {r['bank_thresholds_published']}")
   print(f"run: {r['iterations']} sweeps, {r['norm']} max change "
