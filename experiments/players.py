@@ -148,6 +148,7 @@ def _figure(runs: dict, path: str) -> None:
       ys = [np.nan if b is None else b for b in r["bank_from"]]
       ax.plot(range(6, 0, -1), ys, marker="o", label=f"{r['players']} players")
     ax.set_title(f"minimal rules to {goal}: opening turn")
+    ax.set_xticks(range(6, 0, -1))   # n = 6 may be all "never" (no point)
     ax.set_xlabel("dice left to roll")
     ax.set_ylabel("bank from turn total")
     ax.invert_xaxis()
