@@ -2,7 +2,7 @@
 
   python -m farkle_jax.main --config configs/facebook.py --workdir runs/facebook
 
-About 5 minutes and 0.7 GB on a 2-core CPU (19 sweeps; BENCHMARKS.md). The
+About 3 minutes and 0.7 GB on a 2-core CPU (14 sweeps; BENCHMARKS.md). The
 ordered method's Newton step (`--config.solver.newton=True`) solves it in 8
 sweeps, each several times dearer on a CPU.
 """
