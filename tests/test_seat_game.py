@@ -124,6 +124,9 @@ def test_json_output_and_flags_of_the_other_kind_of_run(solved, tiny_runs):
   out = _run("advise", "--workdir", two, "--scores", "0,0", "--b", "50")
   assert out.returncode == 2 and out.stderr.strip() == (
       "error: --b: give either --scores (and --counts) or --b, --d, --f, --e")
+  out = _run("table", "--workdir", two, "--counts", "0,0", "--b", "50")
+  assert out.returncode == 2 and out.stderr.strip() == (
+      "error: --b: give either --scores (and --counts) or --b, --d, --f, --e")
   out = _run("advise", "--workdir", two, "--scores", "0,0", "--roll",
              "6,5,3,3,3,2")
   assert out.returncode == 0 and "win probability of players 1..2" in \

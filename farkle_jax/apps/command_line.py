@@ -262,8 +262,10 @@ def define_scores_flags() -> None:
 
 def by_scores(players: int) -> bool:
   """Whether a position is given by --scores (and --counts): always with
-  more than two players, with two when --scores is given."""
-  return players > 2 or flags.FLAGS["scores"].present
+  more than two players, with two when either flag is given (so --counts
+  beside --b is refused, not ignored)."""
+  given = flags.FLAGS
+  return players > 2 or given["scores"].present or given["counts"].present
 
 
 def seats_position(players: int) -> tuple[list[int], list[int] | None]:

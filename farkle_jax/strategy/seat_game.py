@@ -324,7 +324,8 @@ def format_vector(v: Sequence[float]) -> str:
 
 def format_turn_table(game, scores, counts=None,
                       t_last: int | None = None) -> str:
-  """The mover's turn table (`SeatGame.table`) as text: rows t,
+  """The mover's turn table (`table` of either game, by every player's
+  score) as text: rows t,
   columns n = 6..1; each cell the mover's win probability and B (bank) or
   R (roll)."""
   table = game.table(scores, counts, t_last)
@@ -339,7 +340,8 @@ def format_turn_table(game, scores, counts=None,
 
 
 def format_advice(game, scores, t: int, dice, counts=None) -> str:
-  """`SeatGame.advice` for a roll, as text."""
+  """`advice` of either game for a roll, as text (every win probability
+  a vector over the players)."""
   adv = game.advice(scores, t, roll=dice, counts=counts)
   n = game.players
   head = (f"scores {','.join(map(str, scores))} (player to move first), "
