@@ -76,9 +76,13 @@ def _shared(solver, *args, **kwargs):
 @functools.lru_cache(maxsize=None)
 def best_points(rules: str, counts: tuple[int, ...]) -> float:
   """Best points of using exactly these dice (counts of faces 1..6); -inf if
-  they cannot all score. `rules` is "facebook" or "minimal"."""
+  they cannot all score. `rules` is "facebook", "minimal" or "kcd" (the
+  Kingdom Come: Deliverance sheet: n of a kind doubles the triple, runs
+  1-5 = 500, 2-6 = 750, 1-6 = 1500, no three pairs)."""
   if sum(counts) == 0:
     return 0
+  if rules == "kcd":
+    return _kcd_points(counts)
   best = NEG
   c = list(counts)
   if rules == "facebook" and counts == (1, 1, 1, 1, 1, 1):
@@ -101,6 +105,30 @@ def best_points(rules: str, counts: tuple[int, ...]) -> float:
   return best
 
 
+def _kcd_points(counts: tuple[int, ...]) -> float:
+  if sum(counts) == 0:
+    return 0
+  best = NEG
+  c = list(counts)
+  for run, pts in (((1, 1, 1, 1, 1, 1), 1500), ((1, 1, 1, 1, 1, 0), 500),
+                   ((0, 1, 1, 1, 1, 1), 750)):
+    rest = [x - y for x, y in zip(c, run)]
+    if min(rest) >= 0:
+      best = max(best, pts + _kcd_points(tuple(rest)))
+  for face in range(6):
+    triple = 1000 if face == 0 else 100 * (face + 1)
+    for k in range(3, c[face] + 1):
+      rest = c.copy()
+      rest[face] -= k
+      best = max(best, triple * 2 ** (k - 3) + _kcd_points(tuple(rest)))
+  for face, pts in ((0, 100), (4, 50)):
+    if c[face]:
+      rest = c.copy()
+      rest[face] -= 1
+      best = max(best, pts + _kcd_points(tuple(rest)))
+  return best
+
+
 def roll_choices(rules: str, roll: tuple[int, ...]) -> dict[int, int]:
   """For an ordered roll (faces 1..6): best points per number of dice used."""
   out: dict[int, int] = {}
@@ -118,19 +146,38 @@ def roll_choices(rules: str, roll: tuple[int, ...]) -> dict[int, int]:
 
 
 @functools.lru_cache(maxsize=None)
-def distribution(rules: str, n: int):
-  """(P(farkle), {score set: probability}) from all 6^n ordered rolls."""
+def _sorted_choices(rules: str, roll: tuple[int, ...]) -> dict[int, int]:
+  return roll_choices(rules, roll)
+
+
+@functools.lru_cache(maxsize=None)
+def _ordered_chance(roll: tuple[int, ...], faces: tuple) -> Fraction:
+  """The chance of one ordered roll: the product of its dice's chances (the
+  same for every ordering, hence keyed by the sorted faces)."""
+  p = Fraction(1)
+  for x in roll:
+    p *= faces[x - 1]
+  return p
+
+
+@functools.lru_cache(maxsize=None)
+def distribution(rules: str, n: int, faces: tuple | None = None):
+  """(P(farkle), {score set: probability}) from all 6^n ordered rolls; each
+  ordered roll has chance 6^-n, or with `faces` (the chances of faces 1..6
+  of every die, Fractions) the product of its dice's chances."""
   sets: dict[tuple, Fraction] = {}
   farkle = Fraction(0)
-  p = Fraction(1, 6 ** n)
   for roll in itertools.product(range(1, 7), repeat=n):
-    ch = roll_choices(rules, roll)
+    key = tuple(sorted(roll))
+    p = (Fraction(1, 6 ** n) if faces is None
+         else _ordered_chance(key, faces))
+    ch = _sorted_choices(rules, key)
     if not ch:
       farkle += p
     else:
       key = tuple(sorted(ch.items()))
       sets[key] = sets.get(key, 0) + p
-  return farkle, sets
+  return farkle, {k: p for k, p in sets.items() if p}
 
 
 @functools.lru_cache(maxsize=None)
@@ -167,8 +214,8 @@ def roll_value(dist, n: int, t: int, x_farkle, value):
 @_kept
 def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
           max_iter: int = 2000, entry: int = 0, final_round: bool = False,
-          cap: int = 0, ties: str = "leader", penalty_count: int = 3
-          ) -> tuple[np.ndarray, list]:
+          cap: int = 0, ties: str = "leader", penalty_count: int = 3,
+          faces: tuple | None = None) -> tuple[np.ndarray, list]:
   """Solves a reference rule set with the given goal (and floor if it has a
   penalty). Returns W0[b, d, f, e] with scores indexed from the floor, and
   the in-turn values V[t][n - 1] (arrays over keys) of the last iteration.
@@ -179,7 +226,10 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
   last turn to finish strictly higher; turn totals up to `cap` points past
   the goal are followed, beyond it the mover wins.
   `penalty_count`: with the facebook rules, the farkle turns in a row that
-  cost the penalty (1: every farkle)."""
+  cost the penalty (1: every farkle).
+  `faces`: the chances of faces 1..6 of every die (Fractions; None: fair).
+  `rules` "kcd" has no bank minimum and no penalty, as "minimal"."""
+  assert faces is None or not final_round
   step = 50
   bank_min = 300 if rules == "facebook" else 50
   penalty = 500 if rules == "facebook" else 0
@@ -215,7 +265,7 @@ def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
     chased = {t: last_turn(t) for t in range(0, int(t_max.max()) + step,
                                              step)}
   top = int(t_max.max())
-  dists = {n: distribution(rules, n) for n in range(1, 7)}
+  dists = {n: distribution(rules, n, faces) for n in range(1, 7)}
   w0 = np.full(shape, 0.5)
   for _ in range(max_iter):
     # Farkle: the opponent starts with (d, b', e, f').
@@ -335,15 +385,17 @@ def start_value(rules: str, goal: int, floor: int, w0: np.ndarray,
 
 # Strategies of one turn and their evaluation over the joint state.
 
-BANK_MIN = {"facebook": 300, "minimal": 50}
+BANK_MIN = {"facebook": 300, "minimal": 50, "kcd": 50}
 
 
 def expected_turn(rules: str, bank_at: int | None = None,
-                  cap: int = 40_000, farkle_value: float = 0.0
+                  cap: int = 40_000, farkle_value: float = 0.0,
+                  faces: tuple | None = None
                   ) -> dict[tuple[int, int], float]:
   """T(n, t) by a direct recursion: maximum mean points banked from (n, t),
   banking only where allowed (and exactly at t >= bank_at if given); every
-  state at or above `cap` banks; a farkle is worth `farkle_value`."""
+  state at or above `cap` banks; a farkle is worth `farkle_value`; `faces`
+  as in `distribution`."""
   memo: dict[tuple[int, int], float] = {}
   bank_min = BANK_MIN[rules]
 
@@ -352,7 +404,7 @@ def expected_turn(rules: str, bank_at: int | None = None,
       return float(t)
     if (n, t) in memo:
       return memo[(n, t)]
-    farkle, sets = distribution(rules, n)
+    farkle, sets = distribution(rules, n, faces)
     roll = float(farkle) * farkle_value
     for sset, p in sets.items():
       roll += float(p) * max(value(6 if k == n else n - k, t + pts)

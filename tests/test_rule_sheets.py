@@ -52,8 +52,20 @@ def test_playmonster():
   assert _best(r, [1, 2, 3, 4, 5, 6]) == 1500
 
 
+def test_kcd():
+  r = _rules("kcd")
+  assert (r.bank_minimum, r.penalty, r.three_pairs, r.dice) == (50, 0, 0, ())
+  assert _best(r, [2, 2, 2]) == 200 and _best(r, [2] * 4) == 400
+  assert _best(r, [2] * 5) == 800 and _best(r, [2] * 6) == 1600
+  assert _best(r, [1, 2, 3, 4, 5]) == 500 and _best(r, [2, 3, 4, 5, 6]) == 750
+  assert _best(r, [1, 2, 3, 4, 5, 6]) == 1500
+  assert _best(r, [1, 2, 3, 4, 5, 5]) == 550        # a run and a 5
+  assert scoring.choices(r, (0, 2, 2, 0, 0, 2)) == set()   # no three pairs
+
+
 def test_every_sheet_is_valid_and_names_itself():
-  for name in ("facebook", "minimal", "zilch", "cardgames_io", "playmonster"):
+  for name in ("facebook", "minimal", "zilch", "cardgames_io", "playmonster",
+               "kcd"):
     r = _rules(name)
     assert r.name == name and isinstance(r, rules_lib.Rules)
     doc = importlib.import_module(f"configs.{name}").__doc__

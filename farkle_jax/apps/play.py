@@ -162,7 +162,8 @@ def main(argv):
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   game = farkle_jax.load(_WORKDIR.value, _SHIPPED.value)
   computer = match.Computer(game, _OPPONENT.value)
-  dice = match.Dice(_SEED.value) if _DICE.value == "random" else None
+  dice = (match.Dice(_SEED.value, game.rules) if _DICE.value == "random"
+          else None)
   others = ("the computer" if game.players == 2
             else f"{game.players - 1} computers")
   print(f"Farkle to {game.rules.goal} ({game.rules.name} rules, values "

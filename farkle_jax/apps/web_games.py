@@ -70,7 +70,8 @@ class GameRoom:
     computer = match.Computer(self.game, opponent)
     state = match.start(self.game, match.PERSON if first == "human"
                         else match.COMPUTER)
-    g = _Game(state, computer, match.Dice(seed), opponent)
+    dice = match.Dice(seed, self.game.rules)
+    g = _Game(state, computer, dice, opponent)
     _computer_plays(g)
     gid = secrets.token_hex(8)
     self.games[gid] = g

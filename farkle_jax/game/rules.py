@@ -12,6 +12,9 @@ All scores are in points; they must be multiples of `step` (50 by default).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
+from fractions import Fraction
 from typing import Any, Mapping
 
 N_OF_A_KIND_MODES = ("none", "add", "double", "fixed")
@@ -20,7 +23,7 @@ N_OF_A_KIND_MODES = ("none", "add", "double", "fixed")
 # Rules added after the first solved runs, and their "off" values.
 OPTIONAL = {"entry_minimum": 0, "final_round": False,
             "final_round_cap": 4000, "final_round_ties": "leader",
-            "players": 2}
+            "players": 2, "dice": (), "partial_straights": (0, 0)}
 MAX_PLAYERS = 6
 # The model's range, checked before any arithmetic: every points field within
 # MAX_POINTS, and at most MAX_SCORES banked scores a player (whatever fits in
@@ -28,6 +31,9 @@ MAX_PLAYERS = 6
 MAX_POINTS = 10**9
 MAX_SCORES = 10**6
 MAX_COUNT = 100     # farkles in a row that cost the penalty
+# Face chances are read as fractions with denominators up to this: a decimal
+# such as 0.26 is exactly 13/50, and the roll probabilities stay exact.
+MAX_DENOMINATOR = 10**12
 
 
 class RulesError(ValueError):
@@ -52,6 +58,8 @@ class Rules:
       "fixed".
     three_pairs: points of three different pairs (0 = not a combination).
     straight: points of 1-2-3-4-5-6 (0 = not a combination).
+    partial_straights: points of 1-2-3-4-5 and of 2-3-4-5-6 (0 = not a
+      combination), as on the Kingdom Come: Deliverance sheet.
     two_triplets: points of two triples in one six-dice roll (0 = off; the
       roll still scores as two separate triples).
     four_kind_and_pair: points of four of a kind plus a pair (0 = off).
@@ -79,6 +87,9 @@ class Rules:
       maximizes their own win probability (docs/model.md §8), without a
       final round, and with an entry minimum only where there is no
       farkle penalty.
+    dice: the chances of faces 1..6 of every die (six numbers, each from 0
+      to 1, summing to 1), for six dice alike, fair or weighted
+      (docs/model.md §1); `()` is six fair dice.
   """
 
   name: str = "custom"
@@ -102,6 +113,8 @@ class Rules:
   final_round_cap: int = 4000
   final_round_ties: str = "leader"
   players: int = 2
+  dice: tuple[float, ...] = ()
+  partial_straights: tuple[int, int] = (0, 0)
 
   def __post_init__(self):
     validate(self)
@@ -120,6 +133,11 @@ class Rules:
     """Lowest banked score a player can have."""
     return self.floor if self.has_penalty else 0
 
+  @property
+  def face_chances(self) -> tuple[Fraction, ...]:
+    """[6] the exact chance of each face 1..6 of every die."""
+    return face_chances(self.dice)
+
   def to_dict(self) -> dict[str, Any]:
     """The fields as JSON-able values. Rules added later (`OPTIONAL`) are
     left out while off, so the fingerprints of runs made before them still
@@ -132,24 +150,31 @@ class Rules:
     return dataclasses.replace(self, **changes)
 
 
+def face_chances(dice: tuple[float, ...]) -> tuple[Fraction, ...]:
+  """[6] exact face chances from `Rules.dice`: each number read as the
+  nearest fraction with a denominator up to MAX_DENOMINATOR, then all six
+  scaled to sum to exactly 1 (fair dice: six times 1/6)."""
+  if not dice:
+    return (Fraction(1, 6),) * 6
+  p = [Fraction(x).limit_denominator(MAX_DENOMINATOR) for x in dice]
+  total = sum(p)
+  return tuple(x / total for x in p)
+
+
 def _fail(field: str, value: Any, allowed: str) -> None:
   raise RulesError(f"rules.{field} = {value!r} is not allowed: {allowed}")
 
 
-def validate(r: Rules) -> None:
-  """Checks a rule set; raises `RulesError` naming the field and what is allowed."""
-  if not isinstance(r.step, int) or not 0 < r.step <= MAX_POINTS:
-    _fail("step", r.step, f"a positive integer number of points, at most "
+def _multiple(s: int, field: str, value: Any, minimum: int = 0) -> None:
+  """Checks that a points field is a multiple of step `s` in range."""
+  if not isinstance(value, int) or isinstance(value, bool):
+    _fail(field, value, f"an integer multiple of step={s}")
+  if value < minimum or value % s or value > MAX_POINTS:
+    _fail(field, value, f"a multiple of step={s}, from {minimum} to "
           f"{MAX_POINTS:,}")
-  s = r.step
 
-  def multiple(field, value, minimum=0):
-    if not isinstance(value, int) or isinstance(value, bool):
-      _fail(field, value, f"an integer multiple of step={s}")
-    if value < minimum or value % s or value > MAX_POINTS:
-      _fail(field, value, f"a multiple of step={s}, from {minimum} to "
-            f"{MAX_POINTS:,}")
 
+def _validate_score_tuples(r: Rules, multiple) -> None:
   for field in ("single_scores", "triple_scores"):
     v = getattr(r, field)
     if not isinstance(v, tuple) or len(v) != 6:
@@ -164,7 +189,24 @@ def validate(r: Rules) -> None:
     _fail("fixed_n_of_a_kind", r.fixed_n_of_a_kind,
           "three scores, for four, five and six of a kind")
   for x in r.fixed_n_of_a_kind:
-    multiple("fixed_n_of_a_kind", x, s)
+    multiple("fixed_n_of_a_kind", x, r.step)
+  if (not isinstance(r.partial_straights, tuple)
+      or len(r.partial_straights) != 2):
+    _fail("partial_straights", r.partial_straights,
+          "two scores, for 1-2-3-4-5 and 2-3-4-5-6 (0 = not a combination)")
+  for x in r.partial_straights:
+    multiple("partial_straights", x)
+  _validate_dice(r)
+
+
+def validate(r: Rules) -> None:
+  """Checks a rule set; raises `RulesError` naming the field and what is allowed."""
+  if not isinstance(r.step, int) or not 0 < r.step <= MAX_POINTS:
+    _fail("step", r.step, f"a positive integer number of points, at most "
+          f"{MAX_POINTS:,}")
+  s = r.step
+  multiple = functools.partial(_multiple, s)
+  _validate_score_tuples(r, multiple)
   for field in ("three_pairs", "straight", "two_triplets",
                 "four_kind_and_pair", "nothing_roll", "penalty"):
     multiple(field, getattr(r, field))
@@ -206,6 +248,22 @@ def _validate_span(r: Rules) -> None:
           f"at most {MAX_SCORES:,} steps: {MAX_SCORES * s:,}")
 
 
+def _validate_dice(r: Rules) -> None:
+  allowed = ("() for fair dice, or six face chances (faces 1..6), each from "
+             "0 to 1, summing to 1, e.g. (0.26, 0.12, 0.12, 0.12, 0.26, "
+             "0.12); one set for all six dice: distinct dice in one hand "
+             "are not modelled yet")
+  d = r.dice
+  if not isinstance(d, tuple) or len(d) not in (0, 6):
+    _fail("dice", d, allowed)
+  for x in d:
+    if (isinstance(x, bool) or not isinstance(x, (int, float, Fraction))
+        or not math.isfinite(x) or not 0 <= x <= 1):
+      _fail("dice", d, allowed)
+  if d and abs(sum(d) - 1) > 1e-9:
+    _fail("dice", d, allowed + f" (these sum to {sum(d):.12g})")
+
+
 def _validate_players(r: Rules) -> None:
   n = r.players
   if not isinstance(n, int) or isinstance(n, bool) or not (
@@ -245,7 +303,8 @@ def minimal(goal: int = 10_000) -> Rules:
 
 PRESETS = {"facebook": facebook, "minimal": minimal}
 
-_TUPLE_FIELDS = ("single_scores", "triple_scores", "fixed_n_of_a_kind")
+_TUPLE_FIELDS = ("single_scores", "triple_scores", "fixed_n_of_a_kind",
+                 "partial_straights", "dice")
 
 
 def from_mapping(m: Mapping[str, Any]) -> Rules:
@@ -268,7 +327,7 @@ def from_mapping(m: Mapping[str, Any]) -> Rules:
       continue
     if k in _TUPLE_FIELDS:
       if not isinstance(v, (list, tuple)):
-        _fail(k, v, "a tuple of scores, e.g. (100, 0, 0, 0, 50, 0)")
+        _fail(k, v, "a tuple, e.g. (100, 0, 0, 0, 50, 0)")
       v = tuple(v)
     changes[k] = v
   changes.setdefault("name", preset)

@@ -42,6 +42,18 @@ def multiplicity(c: Counts) -> int:
   return m
 
 
+def roll_probability(rules: Rules, c: Counts) -> Fraction:
+  """Exact chance that a roll of sum(c) dice shows the multiset `c`: its
+  orderings times the chance of one ordering, with every die's face chances
+  (`rules.dice`; fair dice give multiplicity / 6^n)."""
+  if not rules.dice:
+    return Fraction(multiplicity(c), 6 ** sum(c))
+  p = Fraction(multiplicity(c))
+  for chance, x in zip(rules.face_chances, c):
+    p *= chance ** x
+  return p
+
+
 def _unit(face: int, count: int) -> Counts:
   c = [0] * 6
   c[face - 1] = count
@@ -77,6 +89,11 @@ def combinations(rules: Rules) -> list[tuple[Counts, int]]:
                      rules.three_pairs))
   if rules.straight:
     combos.append(((1,) * 6, rules.straight))
+  low, high = rules.partial_straights
+  if low:
+    combos.append(((1, 1, 1, 1, 1, 0), low))
+  if high:
+    combos.append(((0, 1, 1, 1, 1, 1), high))
   if rules.two_triplets:
     for a, b in itertools.combinations(faces, 2):
       combos.append((_add(_unit(a, 3), _unit(b, 3)), rules.two_triplets))
@@ -156,22 +173,25 @@ class DiceOutcomes(NamedTuple):
 
 @functools.lru_cache(maxsize=None)
 def outcomes(rules: Rules, n: int) -> DiceOutcomes:
-  """Groups the multisets of n dice by score set, with exact probabilities."""
-  total = 6 ** n
-  weight: dict[tuple, int] = {}
-  farkle = 0
+  """Groups the multisets of n dice by score set, with exact probabilities.
+
+  Rolls of probability 0 (a face a weighted die never shows) are left out,
+  so that no option is offered that cannot happen."""
+  weight: dict[tuple, Fraction] = {}
+  farkle = Fraction(0)
   every: set[tuple[int, int]] = set()
   for roll in multisets(n):
-    m = multiplicity(roll)
+    p = roll_probability(rules, roll)
+    if not p:
+      continue
     ch = choices(rules, roll)
     every |= ch
     if not ch:
-      farkle += m
+      farkle += p
       continue
     key = score_set(rules, roll)
-    weight[key] = weight.get(key, 0) + m
+    weight[key] = weight.get(key, 0) + p
   keys = sorted(weight)
-  return DiceOutcomes(n=n, farkle=Fraction(farkle, total),
-                      score_sets=tuple(keys),
-                      probs=tuple(Fraction(weight[k], total) for k in keys),
+  return DiceOutcomes(n=n, farkle=farkle, score_sets=tuple(keys),
+                      probs=tuple(weight[k] for k in keys),
                       all_choices=frozenset(every))

@@ -20,6 +20,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from farkle_jax.game.layout import N_DICE
+from farkle_jax.game.rules import Rules
 from farkle_jax.strategy import catalog
 from farkle_jax.strategy.game_protocol import Game
 from farkle_jax.strategy.solved_game import Choice, PositionError, SolvedGame
@@ -244,13 +245,17 @@ class Computer:
 
 
 class Dice:
-  """Seeded dice."""
+  """Seeded dice: fair, or weighted as `rules.dice` says."""
 
-  def __init__(self, seed: int | None = None):
+  def __init__(self, seed: int | None = None, rules: Rules | None = None):
     self._random = random.Random(seed)
+    self._chances = ([float(p) for p in rules.face_chances]
+                     if rules is not None and rules.dice else None)
 
   def roll(self, n: int) -> tuple[int, ...]:
-    return tuple(self._random.randint(1, 6) for _ in range(n))
+    if self._chances is None:     # the fair path keeps its seeded games
+      return tuple(self._random.randint(1, 6) for _ in range(n))
+    return tuple(self._random.choices(range(1, 7), self._chances, k=n))
 
 
 def _expect(s: MatchState, phase: str) -> None:

@@ -273,8 +273,11 @@ def _play_turn(game, rel: tuple, rng, value, banks) -> int:
   s0 = seats.index_of(rel[0])
   t_max, least = seats.t_max(s0), seats.bank_floor(s0)
   t, dice = 0, 6
+  chances = ([float(p) for p in game.rules.face_chances]
+             if game.rules.dice else None)
   while True:
-    faces = rng.integers(1, 7, dice)
+    faces = (rng.integers(1, 7, dice) if chances is None
+             else rng.choice(6, dice, p=chances) + 1)
     counts = tuple(int((faces == f).sum()) for f in range(1, 7))
     options = scoring.keeps(game.rules, counts)
     if not options:

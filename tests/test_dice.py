@@ -1,0 +1,148 @@
+"""Weighted dice, six alike (rules.dice): exact roll probabilities against
+the enumeration of ordered rolls, solves against the plain reference, Monte
+Carlo play with the weighted faces, and fair dice left as they were."""
+
+import importlib
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import reference
+from conftest import solved_once
+from farkle_jax.game import roll_tables, scoring
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.solver import configuration, results
+from farkle_jax.strategy import expected_score, match
+
+# A die that shows 1 and 5 more often (0.26 each), written as the fractions
+# the decimals are; and one that never shows 2 or 6.
+LUCKY = (Fraction(13, 50), Fraction(3, 25), Fraction(3, 25), Fraction(3, 25),
+         Fraction(13, 50), Fraction(3, 25))
+LUCKY_DICE = (0.26, 0.12, 0.12, 0.12, 0.26, 0.12)
+NO_TWO_OR_SIX = (Fraction(3, 10), Fraction(0), Fraction(1, 5), Fraction(1, 5),
+                 Fraction(3, 10), Fraction(0))
+
+
+def _kcd(**changes):
+  config = importlib.import_module("configs.kcd").get_config()
+  config.rules.update(changes)
+  return config
+
+
+def _kcd_rules(**changes):
+  return configuration.check(_kcd(**changes))[0]
+
+
+@pytest.mark.parametrize("faces", [LUCKY, NO_TWO_OR_SIX])
+def test_roll_probabilities_equal_the_ordered_enumeration(faces):
+  r = _kcd_rules(dice=tuple(float(x) for x in faces))
+  assert r.face_chances == faces
+  tables = roll_tables.build(r)
+  for n in range(1, 7):
+    out = scoring.outcomes(r, n)
+    farkle, sets = reference.distribution("kcd", n, faces)
+    assert out.farkle == farkle
+    assert dict(zip(out.score_sets, out.probs)) == sets
+    assert abs(tables.farkle_prob[n - 1] - float(farkle)) < 1e-15
+    rows = tables.set_dice == n
+    assert abs(tables.set_prob[rows].sum() + tables.farkle_prob[n - 1]
+               - 1) < 1e-14
+  assert (scoring.roll_probability(r, (1,) * 6) == 0) == (faces[1] == 0)
+
+
+def test_fair_chances_written_out_leave_every_table_as_it_was():
+  fair, written = rules_lib.minimal(), rules_lib.minimal().replace(
+      dice=(1 / 6,) * 6)
+  a, b = roll_tables.build(fair), roll_tables.build(written)
+  for x, y in zip(a[:5], b[:5]):
+    assert x.dtype == y.dtype and np.array_equal(x, y)
+  assert "dice" not in fair.to_dict() and "partial_straights" not in (
+      fair.to_dict())
+  assert written.to_dict()["dice"] == [1 / 6] * 6
+
+
+def test_the_kcd_sheet_scores_as_the_plain_scorer():
+  r = _kcd_rules()
+  for n in range(1, 7):
+    for counts in scoring.multisets(n):
+      best = reference.best_points("kcd", counts)
+      mine = [p for k, p in scoring.choices(r, counts) if k == n]
+      assert (max(mine) if mine else reference.NEG) == best, counts
+
+
+def test_a_weighted_solve_equals_the_plain_reference(tmp_path_factory):
+  config = _kcd(goal=600, dice=LUCKY_DICE)
+  config.solver.tol = 1e-15
+  w0 = results.load(solved_once(tmp_path_factory, "kcd_lucky", config))[0]
+  ref, _ = reference.solve("kcd", 600, 0, faces=LUCKY)
+  np.testing.assert_allclose(w0, ref, rtol=0, atol=1e-12)
+  fair, _ = reference.solve("kcd", 600, 0)
+  assert w0[0, 0, 0, 0] > fair[0, 0, 0, 0] + 0.005  # the weights matter
+
+
+def test_weighted_maximum_expected_score_equals_the_plain_recursion():
+  r = _kcd_rules(dice=LUCKY_DICE)
+  sol = expected_score.solve(r, roll_tables.build(r), cap=40_000)
+  ref = reference.expected_turn("kcd", cap=40_000, faces=LUCKY)
+  for (n, t), v in ref.items():
+    if t <= 15_000:   # the two caps differ above: a bank, a tail gain
+      assert abs(sol.expected[t // 50, n - 1] - v) < 1e-9, (n, t)
+
+
+def _turn(r, sol, rng) -> int:
+  """One turn of the maximum-score policy with faces drawn from the weights."""
+  chances = [float(p) for p in r.face_chances]
+  unit, t, dice = r.step, 0, 6
+  while True:
+    faces = rng.choices(range(1, 7), chances, k=dice)
+    options = scoring.keeps(r, tuple(faces.count(f) for f in range(1, 7)))
+    if not options:
+      return 0
+    kept, pts = max(options, key=lambda o: sol.expected[
+        min(t + o[1] // unit, sol.cap),
+        roll_tables.next_dice(dice, sum(o[0])) - 1])
+    t, dice = t + pts // unit, roll_tables.next_dice(dice, sum(kept))
+    if t >= sol.cap or sol.bank[t, dice - 1]:
+      return t * unit
+
+
+def test_monte_carlo_turns_agree_with_the_weighted_expected_score():
+  r = _kcd_rules(dice=LUCKY_DICE)
+  sol = expected_score.solve(r, roll_tables.build(r))
+  rng, n = random.Random(5), 8000
+  points = np.array([_turn(r, sol, rng) for _ in range(n)])
+  exact = sol.expected[0, 5]
+  se = points.std() / np.sqrt(n)
+  assert abs(points.mean() - exact) < 3 * se, (points.mean(), exact, se)
+  fair = _kcd_rules()
+  assert exact > expected_score.solve(fair, roll_tables.build(fair)
+                                      ).expected[0, 5] + 20 * se
+
+
+def test_seeded_dice_show_their_weights():
+  r = _kcd_rules(dice=LUCKY_DICE)
+  faces = np.array(match.Dice(3, r).roll(20_000))
+  for f, p in enumerate(LUCKY_DICE, start=1):
+    share = (faces == f).mean()
+    assert abs(share - p) < 4 * np.sqrt(p * (1 - p) / faces.size), f
+  assert match.Dice(3).roll(6) == match.Dice(3, rules_lib.minimal()).roll(6)
+
+
+@pytest.mark.parametrize("dice,says", [
+    ((0.5, 0.5), "six face chances"),
+    ((0.3,) * 6, "sum to 1.8"),
+    ((1.2, -0.2, 0, 0, 0, 0), "each from 0 to 1"),
+    ((float("nan"),) * 6, "six face chances"),
+])
+def test_bad_dice_are_refused_in_one_line(dice, says):
+  with pytest.raises(rules_lib.RulesError, match=r"rules\.dice = ") as e:
+    rules_lib.minimal().replace(dice=dice)
+  assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_bad_dice_config_names_the_field_before_any_compute():
+  with pytest.raises(configuration.ConfigError,
+                     match=r"^config\.rules\.dice = \(0\.5, 0\.5\)"):
+    configuration.check(_kcd(dice=(0.5, 0.5)))
