@@ -565,3 +565,106 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
     if change < tol:
       break
   return w0, V
+
+
+@functools.lru_cache(maxsize=None)
+def hand_distribution(rules: str, hand: tuple, left: tuple):
+  """A hand of dice that differ: (P(farkle), {option set: probability}) of
+  rolling the dice at positions `left` (0..5), from every ordered roll of
+  them, each die with its own face chances (`hand[i]`, Fractions; faces of
+  chance 0 skipped). An option set is ((dice left after, best points), ...)
+  over the subsets of dice that score; setting every die aside leaves all
+  six again."""
+  sets: dict[tuple, Fraction] = {}
+  farkle = Fraction(0)
+  live = [[f for f in range(1, 7) if hand[i][f - 1]] for i in left]
+  masks = [[j for j in range(len(left)) if m >> j & 1]
+           for m in range(1, 2 ** len(left))]
+  for faces in itertools.product(*live):
+    p = Fraction(1)
+    for i, f in zip(left, faces):
+      p *= hand[i][f - 1]
+    options: dict[tuple, int] = {}
+    for used in masks:
+      counts = [0] * 6
+      for j in used:
+        counts[faces[j] - 1] += 1
+      pts = best_points(rules, tuple(counts))
+      if pts > NEG:
+        rest = tuple(x for j, x in enumerate(left) if j not in used)
+        rest = rest or tuple(range(6))
+        options[rest] = max(options.get(rest, 0), int(pts))
+    if not options:
+      farkle += p
+    else:
+      key = tuple(sorted(options.items()))
+      sets[key] = sets.get(key, 0) + p
+  return farkle, sets
+
+
+def _hands(rules: str, hand: tuple):
+  subsets = [tuple(x for x in range(6) if m >> x & 1) for m in range(1, 64)]
+  return {s: hand_distribution(rules, hand, s) for s in subsets}
+
+
+@_kept
+def solve_hand(rules: str, goal: int, hand: tuple, tol: float = 1e-15,
+               max_iter: int = 500) -> np.ndarray:
+  """Two players with the same hand of dice that differ, rules without a
+  penalty ("minimal" or "kcd"): W0[b, d, 0, 0] by value iteration over the
+  in-turn states (t, dice left as positions), held as V[t, left, b, d]."""
+  step, bank_min = 50, BANK_MIN[rules]
+  nb, rows = goal // step, goal // step      # t = 0 .. goal - step
+  bi, di = np.meshgrid(np.arange(nb), np.arange(nb), indexing="ij")
+  dists = _hands(rules, hand)
+  masks = list(dists)
+  where = {m: i for i, m in enumerate(masks)}
+  plans = []
+  for left in masks:
+    farkle, sets = dists[left]
+    flat = [(pts // step, where[rest]) for options, _ in sets.items()
+            for rest, pts in options]
+    starts = np.cumsum([0] + [len(o) for o in sets])[:-1]
+    plans.append((float(farkle), np.array(flat), starts,
+                  np.array([float(p) for p in sets.values()])))
+  t_max = (goal - step) // step - bi
+  full = where[tuple(range(6))]
+  w0 = np.full((nb, nb), 0.5)
+  for _ in range(max_iter):
+    x_farkle = 1 - w0.T
+    V = np.ones((rows + 1, len(masks), nb, nb))   # row `rows`: past the goal
+    for t in range(rows - 1, -1, -1):
+      for i, (farkle, flat, starts, probs) in enumerate(plans):
+        w = farkle * x_farkle
+        if len(flat):     # some rolls score
+          reached = V[np.minimum(t + flat[:, 0], rows), flat[:, 1]]
+          best = np.maximum.reduceat(reached, starts, axis=0)
+          w = w + np.tensordot(probs, best, 1)
+        if t * step >= bank_min:
+          total = bi + t
+          bank = np.where(total >= nb, 1.0,
+                          1 - w0[di, np.minimum(total, nb - 1)])
+          w = np.maximum(w, bank)
+        V[t, i] = np.where(t > t_max, 1.0, w)
+    change = np.abs(V[0, full] - w0).max()
+    w0 = V[0, full]
+    if change < tol:
+      break
+  return w0[:, :, None, None]
+
+
+def expected_hand_turn(rules: str, hand: tuple, cap: int = 6000) -> float:
+  """The maximum mean points of one turn from the whole hand (every state
+  past `cap` banks; the hand has no die that cannot farkle), by the direct
+  recursion over dice left."""
+  dists = _hands(rules, hand)
+  bank_min = BANK_MIN[rules]
+  memo: dict = {}
+  for t in range(cap, -1, -50):
+    for left, (farkle, sets) in dists.items():
+      roll = sum(float(p) * max(float(t + pts) if t + pts > cap
+                                else memo[(t + pts, rest)]
+                                for rest, pts in options)
+                 for options, p in sets.items())
+      memo[(t, left)] = max(roll, t) if t >= bank_min else roll
+  return memo[(0, tuple(range(6)))]

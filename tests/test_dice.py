@@ -11,6 +11,7 @@ import pytest
 
 import reference
 from conftest import solved_once
+from farkle_jax.game import dice as dice_lib
 from farkle_jax.game import roll_tables, scoring
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.solver import configuration, results
@@ -146,3 +147,72 @@ def test_a_bad_dice_config_names_the_field_before_any_compute():
   with pytest.raises(configuration.ConfigError,
                      match=r"^config\.rules\.dice = \(0\.5, 0\.5\)"):
     configuration.check(_kcd(dice=(0.5, 0.5)))
+
+
+# A hand of three kinds: a die that favours 1 and never shows 3 or 4, two
+# that never score alone, three fair dice.
+ODD = (Fraction(2, 5), Fraction(1, 5), Fraction(0), Fraction(0),
+       Fraction(1, 5), Fraction(1, 5))
+MUTE = (Fraction(0), Fraction(1, 4), Fraction(1, 4), Fraction(1, 4),
+        Fraction(0), Fraction(1, 4))
+FAIR = (Fraction(1, 6),) * 6
+HAND = (ODD, MUTE, MUTE, FAIR, FAIR, FAIR)
+HAND_DICE = tuple(tuple(float(x) for x in d) for d in HAND[:3])
+
+
+def _state_of(left: tuple[int, ...], states, k) -> int:
+  """The package's dice state (1..S) of the reference's dice positions."""
+  counts = tuple(sum(1 for i in left if HAND[i] == c) for c in k.chances)
+  return states.index(counts) + 1
+
+
+def test_a_hand_is_its_kinds_and_their_states():
+  k = dice_lib.kinds(HAND_DICE)
+  assert k.counts == (1, 2, 3) and k.chances == (ODD, MUTE, FAIR)
+  states = dice_lib.states(k.counts)
+  assert len(states) == 2 * 3 * 4 - 1 and states[-1] == (1, 2, 3)
+  assert dice_lib.labels(HAND_DICE)[-1] == "ABBCCC"
+  assert dice_lib.next_state(k.counts, (1, 0, 0), (1, 0, 0)) == (1, 2, 3)
+  assert _kcd_rules(dice=HAND_DICE).dice_alike is False
+  assert _kcd_rules(dice=((1 / 6,) * 6,) * 2).dice_alike is True
+
+
+def test_hand_roll_probabilities_equal_the_ordered_enumeration():
+  """Every dice state of the hand against the ordered rolls of the dice at
+  each set of positions it stands for (1e-14 as floats, exact here)."""
+  r = _kcd_rules(dice=HAND_DICE)
+  k = dice_lib.kinds(r.dice)
+  states = dice_lib.states(k.counts)
+  tables = roll_tables.build(r)
+  for left in [(0, 1, 2, 3, 4, 5), (0, 3, 4), (1, 5), (0,), (2,)]:
+    farkle, sets = reference.hand_distribution("kcd", HAND, left)
+    n = _state_of(left, states, k)
+    out = scoring.hand_outcomes(r, states[n - 1])
+    assert out.farkle == farkle
+    mine = {tuple(sorted((pts, s) for pts, s in o)): p
+            for o, p in zip(out.option_sets, out.probs)}
+    theirs = {}
+    for options, p in sets.items():
+      best = {}       # dice at other positions of a kind: the same state
+      for rest, pts in options:
+        s = _state_of(rest, states, k)
+        best[s] = max(best.get(s, 0), pts)
+      key = tuple(sorted((pts, s) for s, pts in best.items()))
+      theirs[key] = theirs.get(key, 0) + p
+    assert mine == theirs, left
+    assert abs(tables.farkle_prob[n - 1] - float(farkle)) < 1e-14
+
+
+def test_a_hand_solve_equals_the_plain_reference(tmp_path_factory):
+  config = _kcd(goal=300, dice=HAND_DICE)
+  config.solver.tol = 1e-15
+  w0 = results.load(solved_once(tmp_path_factory, "kcd_hand", config))[0]
+  ref = reference.solve_hand("kcd", 300, HAND)
+  np.testing.assert_allclose(w0, ref, rtol=0, atol=1e-12)
+
+
+def test_a_hand_expected_score_equals_the_plain_recursion():
+  r = _kcd_rules(dice=HAND_DICE)
+  sol = expected_score.solve(r, roll_tables.build(r), cap=4000)
+  assert abs(sol.points_per_turn()
+             - reference.expected_hand_turn("kcd", HAND, 4000)) < 1e-9

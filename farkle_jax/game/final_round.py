@@ -23,24 +23,23 @@ import numpy as np
 from farkle_jax.game import roll_tables
 from farkle_jax.game.rules import Rules
 
-N_DICE = 6
-
 
 def reach_table(roll: roll_tables.RollTables, size: int, tie: bool = False
                 ) -> np.ndarray:
-  """[size + 1, 6] V(m, n): the best chance to add at least m units (m = 0
-  .. size) to the turn total from a roll of n dice before farkling.
+  """[size + 1, S] V(m, n): the best chance to add at least m units (m = 0
+  .. size) to the turn total from a roll of dice state n before farkling.
 
   With `tie` (rules.final_round_ties = "shared"), one unit short is a tie
   the chaser may stop at for half a win: V(1, n) = max(1/2, rolling on).
   """
-  v = np.zeros((size + 1, N_DICE))
+  S = roll.dice_states
+  v = np.zeros((size + 1, S))
   v[0] = 1.0
   dice = roll.set_dice - 1
   for m in range(1, size + 1):
     need = np.maximum(m - roll.opt_pts, 0)                 # [R, J]
     best = v[need, roll.opt_next - 1].max(axis=1)          # [R]
-    v[m] = np.bincount(dice, roll.set_prob * best, N_DICE)
+    v[m] = np.bincount(dice, roll.set_prob * best, S)
     if tie and m == 1:
       v[m] = np.maximum(v[m], 0.5)
   return v
@@ -69,5 +68,5 @@ def chaser_wins(rules: Rules, need: np.ndarray, tie: np.ndarray | bool = False
   need = np.asarray(need)
   size = int(max(1, need.max()))
   idx = np.maximum(need, 0)
-  return np.where(tie, _table(rules, size, True)[idx, N_DICE - 1],
-                  _table(rules, size, False)[idx, N_DICE - 1])
+  return np.where(tie, _table(rules, size, True)[idx, -1],
+                  _table(rules, size, False)[idx, -1])

@@ -8,15 +8,17 @@ says where a state lives is computed here and nowhere else:
 * the start-of-turn *key* (b, d, f, e), numbered
   k = ((b*D + d)*F + f)*E + e (`key_index`, `key_fields`);
 * the in-turn state (t, n): a row t (turn total in units) and a column
-  n - 1, flat offset t*6 + n - 1 (`turn_offset`); rows above `t_max(b)` are
-  wins, and row T = `num_rows` stands for all of them;
+  n - 1 for the dice state n = 1..S (`game.dice`: S = 6 and n dice for six
+  dice alike; the whole hand is n = S), flat offset t*S + n - 1
+  (`turn_offset`); rows above `t_max(b)` are wins, and row T = `num_rows`
+  stands for all of them;
 * the transitions that leave a turn: the opponent's key after a farkle
   (`farkle_fields`) and after banking t (`bank_base` + t * `bank_stride`);
 * the *padded start vector*: W0[b, d, f, e] with `bank_padding` zero columns
   on the d axis (banks that win read a zero) and one trailing zero slot, a
   sink for the padding entries of batched kernels (`padded_start`,
   `padded_index`, `unpad`);
-* the full value array of value iteration, [C, T + 1, 6, Kc]: keys cut into
+* the full value array of value iteration, [C, T + 1, S, Kc]: keys cut into
   C chunks of Kc, the last padded with key 0 (`chunk_fields`,
   `start_values`, `terminal_mask`).
 
@@ -32,10 +34,21 @@ from types import ModuleType
 
 import numpy as np
 
-from farkle_jax.game import final_round
+from farkle_jax.game import dice, final_round
 from farkle_jax.game.rules import Rules
 
-N_DICE = 6
+N_DICE = 6   # dice in a hand
+
+
+def flat_turn(t, n, states: int):
+  """Flat offset of in-turn state (t, n) in a [rows, S] turn array, S =
+  `states` (`ScoreUnits.turn_offset` where a layout is at hand)."""
+  return t * states + n - 1
+
+
+def turn_row(offset, states: int):
+  """Turn total (row) of a flat turn offset."""
+  return offset // states
 
 Fields = tuple  # (b, d, f, e): index arrays (or ints) of the same shape
 
@@ -76,6 +89,25 @@ class ScoreUnits:
     return self.rules.farkle_states
 
   @property
+  def dice_states(self) -> int:
+    """S: the dice states of a turn (6 for six dice alike, `game.dice`);
+    state S is the whole hand, the start of every turn."""
+    return dice.num_states(self.rules.dice)
+
+  @property
+  def dice_labels(self) -> tuple[str, ...]:
+    """[S] the dice states as the tables name them (`dice.labels`)."""
+    return dice.labels(self.rules.dice)
+
+  def turn_offset(self, t, n):
+    """Flat offset of in-turn state (t, n) in a [rows, S] turn array."""
+    return flat_turn(t, n, self.dice_states)
+
+  def row_of(self, offset):
+    """Turn total (row) of a flat turn offset."""
+    return turn_row(offset, self.dice_states)
+
+  @property
   def num_keys(self) -> int:
     return math.prod(self.key_shape)   # exact, however large
 
@@ -108,7 +140,8 @@ class ScoreUnits:
     """Non-terminal model states (t <= t_max of the mover's score), times
     the other key fields and the dice to roll (docs/model.md §2)."""
     rows = self.t_max(np.arange(self.num_scores)) + 1
-    return int(rows.sum()) * (self.num_keys // self.num_scores) * N_DICE
+    return (int(rows.sum()) * (self.num_keys // self.num_scores)
+            * self.dice_states)
 
   def bank_floor(self, b, xp: ModuleType = np):
     """Smallest bankable turn total (units) for banked-score index b.
@@ -134,8 +167,8 @@ class ScoreUnits:
       `options + turn_offset(t, 1)`, clamped to the row of wins T (every
       state past it is a win too).
     """
-    return xp.minimum(options + t * N_DICE,
-                      self.num_rows * N_DICE + options % N_DICE)
+    S = self.dice_states
+    return xp.minimum(options + t * S, self.num_rows * S + options % S)
 
 
 
@@ -377,17 +410,6 @@ class StateLayout(ScoreUnits):
     return 1 - padded[self.bank_position(self.bank_base(fields)[:, None],
                                          t[None, :])]
 
-  # In-turn states.
-  @staticmethod
-  def turn_offset(t, n):
-    """Flat offset of in-turn state (t, n) in a [rows, 6] turn array."""
-    return t * N_DICE + n - 1
-
-  @staticmethod
-  def row_of(offset):
-    """Turn total (row) of a flat turn offset."""
-    return offset // N_DICE
-
   # The full value array of value iteration.
   @property
   def num_chunks(self) -> int:
@@ -395,7 +417,8 @@ class StateLayout(ScoreUnits):
 
   @property
   def value_shape(self) -> tuple[int, int, int, int]:
-    return (self.num_chunks, self.num_rows + 1, N_DICE, self.chunk_keys)
+    return (self.num_chunks, self.num_rows + 1, self.dice_states,
+            self.chunk_keys)
 
   def chunk_fields(self) -> Fields:
     """(b, d, f, e) of every padded key of the chunks, [C * Kc] each."""
@@ -403,8 +426,8 @@ class StateLayout(ScoreUnits):
     return self.key_fields(np.where(k < self.num_keys, k, 0))
 
   def start_values(self, values):
-    """W0 [B, D, F, E] from the full values [C, T + 1, 6, Kc]."""
-    flat = values[:, 0, N_DICE - 1, :].reshape(-1)
+    """W0 [B, D, F, E] from the full values [C, T + 1, S, Kc]."""
+    flat = values[:, 0, self.dice_states - 1, :].reshape(-1)
     return flat[:self.num_keys].reshape(self.key_shape)
 
   def chunk_top_row(self) -> np.ndarray:

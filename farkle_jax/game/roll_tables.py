@@ -1,12 +1,13 @@
 """Transition tables of one roll, as small arrays for the solver
 (docs/model.md §1, §3).
 
-For every number of dice n = 1..6 the distinct score sets of `scoring` become
-rows of padded option arrays. A row r (a score set of `set_dice[r]` dice,
-probability `set_prob[r]`) offers up to J options; option j adds
-`opt_pts[r, j]` score units to the turn total and leaves `opt_next[r, j]` dice
-to roll (six after hot dice). Short rows repeat their first option, which
-leaves the maximum over options unchanged.
+For every dice state n = 1..S (`game.dice`: for six dice alike, S = 6 and n
+is the number of dice to roll) the distinct score sets of `scoring` become
+rows of padded option arrays. A row r (a score set of dice state
+`set_dice[r]`, probability `set_prob[r]`) offers up to J options; option j
+adds `opt_pts[r, j]` score units to the turn total and leaves dice state
+`opt_next[r, j]` to roll (the whole hand after hot dice). Short rows repeat
+their first option, which leaves the maximum over options unchanged.
 """
 
 from __future__ import annotations
@@ -15,18 +16,23 @@ from typing import NamedTuple
 
 import numpy as np
 
-from farkle_jax.game import scoring
+from farkle_jax.game import dice, scoring
 from farkle_jax.game.rules import Rules
 
 
 class RollTables(NamedTuple):
-  """Score sets of all dice counts, flattened over n (R rows in all)."""
-  set_dice: np.ndarray     # [R] int32, dice rolled (1..6)
-  set_prob: np.ndarray     # [R] float64, probability within its dice count
+  """Score sets of all dice states, flattened over n (R rows in all)."""
+  set_dice: np.ndarray     # [R] int32, dice state rolled (1..S)
+  set_prob: np.ndarray     # [R] float64, probability within its dice state
   opt_pts: np.ndarray      # [R, J] int32, points added, in score units
-  opt_next: np.ndarray     # [R, J] int32, dice to roll next (1..6)
-  farkle_prob: np.ndarray  # [6] float64, P(farkle) for n = 1..6
-  reach_pts: tuple[tuple[tuple[int, int], ...], ...]  # [6] (units, next n)
+  opt_next: np.ndarray     # [R, J] int32, dice state to roll next (1..S)
+  farkle_prob: np.ndarray  # [S] float64, P(farkle) for n = 1..S
+  reach_pts: tuple[tuple[tuple[int, int], ...], ...]  # [S] (units, next n)
+
+  @property
+  def dice_states(self) -> int:
+    """S: the dice states (6 for six dice alike)."""
+    return len(self.farkle_prob)
 
 
 def next_dice(n: int, k: int) -> int:
@@ -36,17 +42,8 @@ def next_dice(n: int, k: int) -> int:
 
 def build(rules: Rules) -> RollTables:
   """Builds the roll tables of a rule set (exact probabilities as float64)."""
-  rows = []
-  farkle = np.zeros(6)
-  reach = []
-  for n in range(1, 7):
-    out = scoring.outcomes(rules, n)
-    farkle[n - 1] = float(out.farkle)
-    for sset, p in zip(out.score_sets, out.probs):
-      opts = [(pts // rules.step, next_dice(n, k)) for k, pts in sset]
-      rows.append((n, float(p), opts))
-    reach.append(tuple(sorted({(pts // rules.step, next_dice(n, k))
-                               for k, pts in out.all_choices})))
+  rows, farkle, reach = (_alike(rules) if rules.dice_alike
+                         else _distinct(rules))
   width = max(len(opts) for _, _, opts in rows)
   pts = np.zeros((len(rows), width), np.int32)
   nxt = np.zeros((len(rows), width), np.int32)
@@ -57,4 +54,34 @@ def build(rules: Rules) -> RollTables:
   return RollTables(
       set_dice=np.array([n for n, _, _ in rows], np.int32),
       set_prob=np.array([p for _, p, _ in rows], np.float64),
-      opt_pts=pts, opt_next=nxt, farkle_prob=farkle, reach_pts=tuple(reach))
+      opt_pts=pts, opt_next=nxt, farkle_prob=np.array(farkle),
+      reach_pts=tuple(reach))
+
+
+def _alike(rules: Rules):
+  """Rows, farkle chances and reachable options of six dice alike."""
+  rows, farkle, reach = [], [], []
+  for n in range(1, 7):
+    out = scoring.outcomes(rules, n)
+    farkle.append(float(out.farkle))
+    for sset, p in zip(out.score_sets, out.probs):
+      opts = [(pts // rules.step, next_dice(n, k)) for k, pts in sset]
+      rows.append((n, float(p), opts))
+    reach.append(tuple(sorted({(pts // rules.step, next_dice(n, k))
+                               for k, pts in out.all_choices})))
+  return rows, farkle, reach
+
+
+def _distinct(rules: Rules):
+  """The same for a hand of dice that differ: by dice state."""
+  rows, farkle, reach = [], [], []
+  states = dice.states(dice.kinds(rules.dice).counts)
+  for n, left in enumerate(states, start=1):
+    out = scoring.hand_outcomes(rules, left)
+    farkle.append(float(out.farkle))
+    for options, p in zip(out.option_sets, out.probs):
+      rows.append((n, float(p), [(pts // rules.step, s)
+                                 for pts, s in options]))
+    reach.append(tuple(sorted({(pts // rules.step, s)
+                               for pts, s in out.all_choices})))
+  return rows, farkle, reach

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from fractions import Fraction
 from typing import Any, Mapping
+
+from farkle_jax.game import dice as dice_lib
 
 N_OF_A_KIND_MODES = ("none", "add", "double", "fixed")
 
@@ -31,9 +32,6 @@ MAX_PLAYERS = 6
 MAX_POINTS = 10**9
 MAX_SCORES = 10**6
 MAX_COUNT = 100     # farkles in a row that cost the penalty
-# Face chances are read as fractions with denominators up to this: a decimal
-# such as 0.26 is exactly 13/50, and the roll probabilities stay exact.
-MAX_DENOMINATOR = 10**12
 
 
 class RulesError(ValueError):
@@ -87,9 +85,9 @@ class Rules:
       maximizes their own win probability (docs/model.md §8), without a
       final round, and with an entry minimum only where there is no
       farkle penalty.
-    dice: the chances of faces 1..6 of every die (six numbers, each from 0
-      to 1, summing to 1), for six dice alike, fair or weighted
-      (docs/model.md §1); `()` is six fair dice.
+    dice: the hand: `()` six fair dice; six face chances (faces 1..6,
+      summing to 1) for six dice alike; or up to six such six-tuples, one
+      per die, the rest fair (`game.dice`, docs/model.md §1).
   """
 
   name: str = "custom"
@@ -113,7 +111,7 @@ class Rules:
   final_round_cap: int = 4000
   final_round_ties: str = "leader"
   players: int = 2
-  dice: tuple[float, ...] = ()
+  dice: tuple = ()
   partial_straights: tuple[int, int] = (0, 0)
 
   def __post_init__(self):
@@ -134,31 +132,35 @@ class Rules:
     return self.floor if self.has_penalty else 0
 
   @property
+  def die_chances(self) -> tuple[tuple[Fraction, ...], ...]:
+    """[6][6] the exact chances of faces 1..6 of each die of the hand."""
+    return dice_lib.per_die(self.dice)
+
+  @property
+  def dice_alike(self) -> bool:
+    """Whether the six dice are interchangeable (fair or weighted alike)."""
+    return len(set(self.die_chances)) == 1
+
+  @property
   def face_chances(self) -> tuple[Fraction, ...]:
-    """[6] the exact chance of each face 1..6 of every die."""
-    return face_chances(self.dice)
+    """[6] the chances of faces 1..6 of every die, for dice alike."""
+    if not self.dice_alike:
+      raise ValueError("the dice of this hand differ: ask die_chances")
+    return self.die_chances[0]
 
   def to_dict(self) -> dict[str, Any]:
     """The fields as JSON-able values. Rules added later (`OPTIONAL`) are
     left out while off, so the fingerprints of runs made before them still
     match."""
-    return {k: (list(v) if isinstance(v, tuple) else v)
-            for k, v in dataclasses.asdict(self).items()
+    return {k: _as_lists(v) for k, v in dataclasses.asdict(self).items()
             if not (k in OPTIONAL and v == OPTIONAL[k])}
 
   def replace(self, **changes) -> "Rules":
     return dataclasses.replace(self, **changes)
 
 
-def face_chances(dice: tuple[float, ...]) -> tuple[Fraction, ...]:
-  """[6] exact face chances from `Rules.dice`: each number read as the
-  nearest fraction with a denominator up to MAX_DENOMINATOR, then all six
-  scaled to sum to exactly 1 (fair dice: six times 1/6)."""
-  if not dice:
-    return (Fraction(1, 6),) * 6
-  p = [Fraction(x).limit_denominator(MAX_DENOMINATOR) for x in dice]
-  total = sum(p)
-  return tuple(x / total for x in p)
+def _as_lists(v: Any) -> Any:
+  return [_as_lists(x) for x in v] if isinstance(v, tuple) else v
 
 
 def _fail(field: str, value: Any, allowed: str) -> None:
@@ -249,19 +251,9 @@ def _validate_span(r: Rules) -> None:
 
 
 def _validate_dice(r: Rules) -> None:
-  allowed = ("() for fair dice, or six face chances (faces 1..6), each from "
-             "0 to 1, summing to 1, e.g. (0.26, 0.12, 0.12, 0.12, 0.26, "
-             "0.12); one set for all six dice: distinct dice in one hand "
-             "are not modelled yet")
-  d = r.dice
-  if not isinstance(d, tuple) or len(d) not in (0, 6):
-    _fail("dice", d, allowed)
-  for x in d:
-    if (isinstance(x, bool) or not isinstance(x, (int, float, Fraction))
-        or not math.isfinite(x) or not 0 <= x <= 1):
-      _fail("dice", d, allowed)
-  if d and abs(sum(d) - 1) > 1e-9:
-    _fail("dice", d, allowed + f" (these sum to {sum(d):.12g})")
+  said = dice_lib.problem(r.dice)
+  if said:
+    _fail("dice", r.dice, said)
 
 
 def _validate_players(r: Rules) -> None:
@@ -328,7 +320,7 @@ def from_mapping(m: Mapping[str, Any]) -> Rules:
     if k in _TUPLE_FIELDS:
       if not isinstance(v, (list, tuple)):
         _fail(k, v, "a tuple, e.g. (100, 0, 0, 0, 50, 0)")
-      v = tuple(v)
+      v = tuple(tuple(x) if isinstance(x, list) else x for x in v)
     changes[k] = v
   changes.setdefault("name", preset)
   return dataclasses.replace(base, **changes)

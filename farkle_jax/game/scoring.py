@@ -20,6 +20,7 @@ import math
 from fractions import Fraction
 from typing import NamedTuple
 
+from farkle_jax.game import dice
 from farkle_jax.game.rules import Rules
 
 Counts = tuple[int, int, int, int, int, int]
@@ -43,13 +44,17 @@ def multiplicity(c: Counts) -> int:
 
 
 def roll_probability(rules: Rules, c: Counts) -> Fraction:
-  """Exact chance that a roll of sum(c) dice shows the multiset `c`: its
-  orderings times the chance of one ordering, with every die's face chances
-  (`rules.dice`; fair dice give multiplicity / 6^n)."""
+  """Exact chance that a roll of sum(c) dice alike shows the multiset `c`:
+  its orderings times the chance of one ordering (`rules.dice`; fair dice
+  give multiplicity / 6^n)."""
   if not rules.dice:
     return Fraction(multiplicity(c), 6 ** sum(c))
+  return _chance(rules.face_chances, c)
+
+
+def _chance(chances: tuple[Fraction, ...], c: Counts) -> Fraction:
   p = Fraction(multiplicity(c))
-  for chance, x in zip(rules.face_chances, c):
+  for chance, x in zip(chances, c):
     p *= chance ** x
   return p
 
@@ -195,3 +200,62 @@ def outcomes(rules: Rules, n: int) -> DiceOutcomes:
   return DiceOutcomes(n=n, farkle=farkle, score_sets=tuple(keys),
                       probs=tuple(weight[k] for k in keys),
                       all_choices=frozenset(every))
+
+
+class HandOutcomes(NamedTuple):
+  """The distinct option sets of a roll of the dice left of a hand whose
+  dice differ (`game.dice`), with their probabilities."""
+  left: tuple[int, ...]     # [K] dice left of each kind
+  farkle: Fraction          # P(no scoring choice)
+  option_sets: tuple[tuple[tuple[int, int], ...], ...]  # [R] ((pts, s'), ...)
+  probs: tuple[Fraction, ...]                           # [R]
+  all_choices: frozenset[tuple[int, int]]  # every (pts, s') any roll offers
+
+
+@functools.lru_cache(maxsize=None)
+def hand_outcomes(rules: Rules, left: tuple[int, ...]) -> HandOutcomes:
+  """Rolls the dice left (counts per kind), each kind with its chances.
+
+  A roll is a multiset per kind; a choice sets aside a sub-multiset of each
+  whose union splits into scoring combinations. Its points depend on the
+  union only; where it leads, on how many of each kind it keeps: the dice
+  state s' (1..S, `dice.states`). Each option set keeps the best points per
+  s' (the win probability grows with the turn total)."""
+  kinds = dice.kinds(rules.dice)
+  index = {c: i + 1 for i, c in enumerate(dice.states(kinds.counts))}
+  rolls = [[(r, _chance(ch, r)) for r in multisets(m)]
+           for ch, m in zip(kinds.chances, left)]
+  weight: dict[tuple, Fraction] = {}
+  farkle, every = Fraction(0), set()
+  for combo in itertools.product(*rolls):
+    p = math.prod(q for _, q in combo)
+    if not p:
+      continue
+    best = _hand_options(rules, kinds.counts, left, index,
+                         tuple(r for r, _ in combo))
+    every |= set(best.items())
+    if not best:
+      farkle += p
+      continue
+    key = tuple(sorted((pts, nxt) for nxt, pts in best.items()))
+    weight[key] = weight.get(key, 0) + p
+  keys = sorted(weight)
+  return HandOutcomes(left=left, farkle=farkle, option_sets=tuple(keys),
+                      probs=tuple(weight[k] for k in keys),
+                      all_choices=frozenset((pts, nxt) for nxt, pts in every))
+
+
+def _hand_options(rules, counts, left, index, roll) -> dict[int, int]:
+  """{s': best points} of one roll (a multiset per kind)."""
+  values = _split_values(rules)
+  best: dict[int, int] = {}
+  for subs in itertools.product(*(list(_sub_multisets(r)) + [(0,) * 6]
+                                  for r in roll)):
+    vals = values[_add(*subs)]
+    if vals and any(map(any, subs)):
+      kept = tuple(sum(u) for u in subs)
+      nxt = index[dice.next_state(counts, left, kept)]
+      best[nxt] = max(best.get(nxt, 0), max(vals))
+  if not best and rules.nothing_roll and sum(left) == dice.HAND:
+    best = {index[counts]: rules.nothing_roll}
+  return best

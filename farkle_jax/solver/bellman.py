@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from farkle_jax.game import roll_tables
-from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game.layout import StateLayout, flat_turn, turn_row
 
 
 class OptionGroup(NamedTuple):
@@ -34,8 +34,12 @@ class OptionGroup(NamedTuple):
 class RollArrays(NamedTuple):
   """Device-resident roll tables (independent of the keys)."""
   groups: tuple[OptionGroup, ...]  # option gathers, grouped by option count
-  set_weight: jax.Array   # [6, R] probability of score set r for n dice
-  farkle_prob: jax.Array  # [6]
+  set_weight: jax.Array   # [S, R] probability of score set r for state n
+  farkle_prob: jax.Array  # [S]
+
+  @property
+  def dice_states(self) -> int:
+    return self.farkle_prob.shape[0]
 
 
 def roll_arrays(roll: roll_tables.RollTables, dtype=jnp.float64) -> RollArrays:
@@ -49,9 +53,9 @@ def roll_arrays(roll: roll_tables.RollTables, dtype=jnp.float64) -> RollArrays:
     rows = np.zeros((len(sel), j), np.int32)
     for i, r in enumerate(sel):
       uniq = list(dict.fromkeys(zip(pts[r], nxt[r])))
-      rows[i] = [StateLayout.turn_offset(p, q) for p, q in uniq]
+      rows[i] = [flat_turn(p, q, roll.dice_states) for p, q in uniq]
     groups.append(OptionGroup(rows=jnp.asarray(rows)))
-  weight = np.zeros((N_DICE, len(order)))
+  weight = np.zeros((roll.dice_states, len(order)))
   for col, r in enumerate(order):
     weight[roll.set_dice[r] - 1, col] = roll.set_prob[r]
   return RollArrays(groups=tuple(groups),
@@ -68,7 +72,7 @@ class RowPlan(NamedTuple):
   Attributes:
     gains: [D] units each distinct target adds to the turn total.
     dice: [D] its next dice count minus one.
-    sets: per dice count n (6): per option count j: the options of each of
+    sets: per dice state n (S): per option count j: the options of each of
       its score sets, as indices into the D targets ([R_nj][j]).
     weights: per dice count n: the probability of each of its score sets,
       in the order of `sets`.
@@ -94,8 +98,9 @@ def row_plan(roll: RollArrays) -> RowPlan:
   weight = np.asarray(roll.set_weight)
   targets = np.unique(np.concatenate([o.ravel() for o in offsets]))
   where = {int(o): i for i, o in enumerate(targets)}
-  by_dice = [dict() for _ in range(N_DICE)]
-  probs = [dict() for _ in range(N_DICE)]
+  S = roll.dice_states
+  by_dice = [dict() for _ in range(S)]
+  probs = [dict() for _ in range(S)]
   r = 0
   for rows in offsets:
     for options in rows:
@@ -106,12 +111,12 @@ def row_plan(roll: RollArrays) -> RowPlan:
       probs[n].setdefault(j, []).append(float(weight[n, r]))
       r += 1
   return RowPlan(
-      gains=tuple(int(x) for x in StateLayout.row_of(targets)),
-      dice=tuple(int(x) for x in targets % N_DICE),
+      gains=tuple(int(x) for x in turn_row(targets, S)),
+      dice=tuple(int(x) for x in targets % S),
       sets=tuple(tuple(tuple(by_dice[n][j]) for j in sorted(by_dice[n]))
-                 for n in range(N_DICE)),
+                 for n in range(S)),
       weights=tuple(tuple(p for j in sorted(probs[n]) for p in probs[n][j])
-                    for n in range(N_DICE)))
+                    for n in range(S)))
 
 
 def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
@@ -121,7 +126,7 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
   """Backward pass over the turns of a batch of keys.
 
   Args:
-    rows: [T + 1, 6, k] values of the batch (row T: the wins, ones).
+    rows: [T + 1, S, k] values of the batch (row T: the wins, ones).
     x_farkle: [k] value of a farkle, 1 - W0 of the opponent's next key.
     padded: [layout.padded_size] padded start vector (bank lookups).
     bank_base: [k] int32 `layout.bank_base` of the keys.
@@ -132,10 +137,10 @@ def turn_pass(rows: jax.Array, x_farkle: jax.Array, padded: jax.Array,
     rolls: also return the value of rolling on, before the bank (static).
 
   Returns:
-    The updated rows [T + 1, 6, k], the largest change of any updated
+    The updated rows [T + 1, S, k], the largest change of any updated
     entry, with `picks` [T + 1, R, k] int8: the option each score set takes
     at row t (the first best one; score sets in `roll.groups` order), and
-    with `rolls` [T + 1, 6, k]: the value of rolling on at each updated
+    with `rolls` [T + 1, S, k]: the value of rolling on at each updated
     (t, n) (rows not updated keep `rows`).
   """
   k, sets = rows.shape[-1], sum(g.rows.shape[0] for g in roll.groups)
@@ -173,7 +178,7 @@ def _row_body(x_farkle, padded, bank_base, top, roll: RollArrays,
                     precision=jax.lax.Precision.HIGHEST) + farkle_term
     bank = jnp.where(t >= layout.bank_floor_at(bank_base, jnp), 1 - padded[
         layout.bank_position(bank_base, t, jnp)], 0.0)
-    new = jnp.maximum(value, bank[None, :])         # [6, k]
+    new = jnp.maximum(value, bank[None, :])         # [S, k]
     rolled = (jax.lax.dynamic_update_index_in_dim(rolled, value, t, axis=0)
               if rolls else rolled)
     old = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)
@@ -202,8 +207,9 @@ def row_bytes(keys: int, roll: RollArrays, layout: StateLayout,
   dtype = roll.set_weight.dtype
   size = jnp.dtype(dtype).itemsize
   options = sum(int(np.prod(g.rows.shape)) for g in roll.groups)
-  gathered = keys * (options + 2 + N_DICE) * size * (2 if tangent else 1)
-  rows = jnp.zeros((layout.num_rows + 1, N_DICE, keys), dtype)
+  S = layout.dice_states
+  gathered = keys * (options + 2 + S) * size * (2 if tangent else 1)
+  rows = jnp.zeros((layout.num_rows + 1, S, keys), dtype)
   x = jnp.zeros((keys,), dtype)
   base = jnp.zeros((keys,), jnp.int32)
   padded = jnp.zeros((layout.padded_size,), dtype)
@@ -226,7 +232,7 @@ def _best_option(flat: jax.Array, idx: jax.Array, picks: bool
   """The best of each score set's options, and with `picks` which one.
 
   Args:
-    flat: [(T + 1) * 6, k] the rows; idx: [R_j, j] int32 option positions.
+    flat: [(T + 1) * S, k] the rows; idx: [R_j, j] int32 option positions.
 
   Returns:
     [R_j, k] the best values and [R_j, k] int8 the first best option (None
@@ -259,7 +265,7 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
   on ties). Mass that passes row `top` only wins.
 
   Args:
-    rows: [T + 1, 6, k] the final values of `turn_pass`; chosen: [T + 1,
+    rows: [T + 1, S, k] the final values of `turn_pass`; chosen: [T + 1,
       R, k] its picks.
     padded, bank_base, top, roll, layout: as for `turn_pass`.
 
@@ -274,8 +280,9 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
   # Each row gathers what reaches it from the rows below (a pull): the same
   # sums as adding every option's share into its target row, without a
   # scatter, which XLA's CPU backend runs element by element.
-  rolled = jnp.zeros(((layout.num_rows + 1) * N_DICE, k), rows.dtype)
-  start = jnp.zeros((N_DICE, k), rows.dtype).at[N_DICE - 1].set(1.0)
+  S = layout.dice_states
+  rolled = jnp.zeros(((layout.num_rows + 1) * S, k), rows.dtype)
+  start = jnp.zeros((S, k), rows.dtype).at[S - 1].set(1.0)
   flat_chosen = chosen.reshape(-1, k)
 
   def body(t, carry):
@@ -286,18 +293,18 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
     taken = flat_chosen[source * sets + option.set] == option.place[:, None]
     share = jnp.where(valid[:, None] & taken,
                       option.weight[:, None]
-                      * rolled[source * N_DICE + option.dice], 0)   # [O, k]
+                      * rolled[source * S + option.dice], 0)        # [O, k]
     here = jnp.dot(option.lands, share,
-                   precision=jax.lax.Precision.HIGHEST)             # [6, k]
+                   precision=jax.lax.Precision.HIGHEST)             # [S, k]
     here = jnp.where(t == 0, start, here)
-    value = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)    # [6, k]
+    value = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)    # [S, k]
     banked = 1 - padded[layout.bank_position(bank_base, t, jnp)]
     banks = (t >= floor) & (banked[None] >= value)
     bank = bank.at[t].set(jnp.where(banks, here, 0).sum(axis=0))
     out = jnp.where(banks, 0, here)
     farkle = farkle + jnp.dot(roll.farkle_prob, out,
                               precision=jax.lax.Precision.HIGHEST)
-    rolled = jax.lax.dynamic_update_slice_in_dim(rolled, out, t * N_DICE, 0)
+    rolled = jax.lax.dynamic_update_slice_in_dim(rolled, out, t * S, 0)
     return rolled, bank, farkle
 
   bank = jnp.zeros((layout.num_rows + 1, k), rows.dtype)
@@ -313,7 +320,7 @@ class _OptionSources(NamedTuple):
   set: jax.Array     # [O] int32 its score set, in the order of the picks
   place: jax.Array   # [O] int8 its place among the set's options
   weight: jax.Array  # [O] probability of its score set
-  lands: jax.Array   # [6, O] one-hot dice index of the state it leads to
+  lands: jax.Array   # [S, O] one-hot dice index of the state it leads to
 
   @classmethod
   def of(cls, roll: RollArrays) -> "_OptionSources":
@@ -326,9 +333,10 @@ class _OptionSources(NamedTuple):
     place = np.concatenate([np.tile(np.arange(g.rows.shape[1]),
                                     g.rows.shape[0]) for g in groups])
     dice = jnp.argmax(roll.set_weight > 0, axis=0)[owner]
-    gain = StateLayout.row_of(offset)
-    column = offset - StateLayout.turn_offset(gain, 1)  # next dice - 1
-    lands = column[None] == jnp.arange(N_DICE)[:, None]
+    S = roll.dice_states
+    gain = turn_row(offset, S)
+    column = offset - flat_turn(gain, 1, S)             # next state - 1
+    lands = column[None] == jnp.arange(S)[:, None]
     return cls(rows=gain, dice=dice, set=jnp.asarray(owner),
                place=jnp.asarray(place, jnp.int8),
                weight=roll.set_weight.sum(axis=0)[owner],
@@ -346,11 +354,12 @@ def turn_values(w0: jax.Array, keys: np.ndarray, layout: StateLayout,
     roll: roll tables of the rules.
 
   Returns:
-    [T + 1, 6, k] values (row T: the wins).
+    [T + 1, S, k] values (row T: the wins).
   """
   fields = layout.key_fields(keys)
   w0 = jnp.asarray(w0)
-  rows = jnp.ones((layout.num_rows + 1, N_DICE, len(fields[0])), w0.dtype)
+  rows = jnp.ones((layout.num_rows + 1, layout.dice_states, len(fields[0])),
+                  w0.dtype)
   out, _ = compiled_turn_pass(
       rows, 1 - w0.reshape(-1)[layout.farkle_index(fields)],
       layout.padded_start(w0, jnp), jnp.asarray(layout.bank_base(fields)),

@@ -33,7 +33,8 @@ class ChunkEngine:
   def __init__(self, rules: Rules, settings: Settings):
     """Resolves the method and refuses what cannot fit, from the sizes."""
     asked = settings.method
-    self.settings = settings._replace(method=methods.resolve(asked))
+    self.settings = settings._replace(method=methods.resolve(
+        asked, dice_alike=rules.dice_alike))
     self.rules, self.method = rules, self.settings.method
     logging.info("method %s (%s)", self.method,
                  f"auto on a {jax.default_backend()} backend"

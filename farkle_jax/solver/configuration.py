@@ -106,6 +106,18 @@ def _flag(field, value):
     _fail(field, value, "True or False")
 
 
+def _check_hand(r: rules_lib.Rules, method: str) -> None:
+  """Dice that differ: two players, swept by the scalar pass."""
+  if r.dice_alike:
+    return
+  if r.players != 2:
+    _fail("rules.players", r.players, "2 with dice that differ in one hand "
+          "(rules.dice): the seat engine holds six dice states")
+  if method not in ("auto", "ordered", "value_iteration"):
+    _fail("solver.method", method, "'auto', 'ordered' or 'value_iteration' "
+          "with dice that differ in one hand (rules.dice)")
+
+
 def check(config: ml_collections.ConfigDict
           ) -> tuple[rules_lib.Rules, Settings]:
   """Validates a config; returns the rules and the solver settings."""
@@ -123,6 +135,7 @@ def check(config: ml_collections.ConfigDict
   if s.dtype not in DTYPES:
     _fail("solver.dtype", s.dtype, f"one of {DTYPES}")
   _number("solver.tol", s.tol, (int, float), 0, open_low=True)
+  _check_hand(r, s.method)
   if s.dtype == "float32" and s.tol < 1e-6:
     _fail("solver.tol", s.tol, ">= 1e-6 with solver.dtype='float32' "
           "(float32 holds about 7 significant digits); use float64")

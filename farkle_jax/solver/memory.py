@@ -15,7 +15,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import newton, ordered, value_iteration, wave_schedule
 
 RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
@@ -124,7 +124,7 @@ def ordered_bytes(layout: StateLayout, dtype: str = "float64",
   group = (min(ordered.default_b_group(layout), layout.num_scores)
            * layout.bank_min * layout.num_farkle)
   rows = layout.num_rows + 1
-  picks = rows * group * (OPTIONS_PER_ROW + 2 * N_DICE * size)
+  picks = rows * group * (OPTIONS_PER_ROW + 2 * layout.dice_states * size)
   return base + newton.buffer_bytes(layout) + 32 * layout.num_keys + picks
 
 

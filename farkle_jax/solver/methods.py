@@ -25,7 +25,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game import roll_tables
-from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, ordered, placement, value_iteration
 from farkle_jax.solver import wavefront
 from farkle_jax.solver.configuration import Settings
@@ -212,8 +212,9 @@ def _row_counts(top: np.ndarray, keys: int, layout: StateLayout,
   batch i passing rows 0 .. top[i] (top < 0: no rows)."""
   rows = int(np.maximum(top + 1, 0).sum())
   gathered, accessed = bellman.row_bytes(keys, roll, layout, tangent)
-  live = layout.num_states // N_DICE
-  written = rows * keys * N_DICE * roll.set_weight.dtype.itemsize
+  live = layout.num_states // layout.dice_states
+  written = (rows * keys * layout.dice_states
+             * roll.set_weight.dtype.itemsize)
   return SweepCounts(steps, rows * gathered, rows * accessed, written,
                      rows * keys, live)
 
@@ -222,13 +223,15 @@ BUILDERS = {"value_iteration": _value_iteration, "ordered": _ordered,
             "wavefront": _wavefront}
 
 
-def resolve(method: str, backend: str | None = None) -> str:
+def resolve(method: str, backend: str | None = None,
+            dice_alike: bool = True) -> str:
   """The method `auto` stands for: the wavefront on an accelerator, whose
-  loop steps are costly, the ordered method on a CPU."""
+  loop steps are costly, the ordered method on a CPU or for dice that
+  differ (the wavefront's row plans hold six dice states)."""
   if method != "auto":
     return method
   backend = backend or jax.default_backend()
-  return "ordered" if backend == "cpu" else "wavefront"
+  return "ordered" if backend == "cpu" or not dice_alike else "wavefront"
 
 
 def build(layout: StateLayout, roll: roll_tables.RollTables,

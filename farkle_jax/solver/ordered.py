@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec as P
 
-from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, newton
 
 DOUBLINGS = 24  # pointer-doubling rounds: a cycle's slope product ^ 2^24 -> 0
@@ -124,7 +124,7 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   guess = np.full((S, U, G), dummy, np.int64)
   guess[stage, sub, slot] = _first_guesses(layout, (b, d, f, e), slopes)
   states = np.zeros(S)
-  np.add.at(states, stage, (layout.t_max(b) + 1) * N_DICE)
+  np.add.at(states, stage, (layout.t_max(b) + 1) * layout.dice_states)
   t_max = np.zeros((S, U, G), np.int64)
   t_max[stage, sub, slot] = layout.t_max(b)
   tables, exit_size, pass_steps = newton.build(
@@ -189,7 +189,8 @@ def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
     exits); slopes are zero unless plan.slopes, exits unless plan.newton.
   """
   layout = plan.layout
-  ones = jnp.ones((layout.num_rows + 1, N_DICE, plan.group), vector.dtype)
+  S = layout.dice_states
+  ones = jnp.ones((layout.num_rows + 1, S, plan.group), vector.dtype)
 
   def one(args):
     x, base, t = args
@@ -199,7 +200,7 @@ def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
                                plan.relative, picks=plan.newton)
 
     if plan.slopes:
-      value, slope = jax.jvp(lambda x: turn(x)[0][0, N_DICE - 1], (x,),
+      value, slope = jax.jvp(lambda x: turn(x)[0][0, S - 1], (x,),
                              (jnp.ones_like(x),))
       return value, slope, ones[:0, 0], jnp.zeros_like(x)
     rows, _, *picks = turn(x)  # picks: [the choices] with plan.newton
@@ -208,7 +209,7 @@ def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
                                         roll, layout)
     else:
       bank, farkle = ones[:0, 0], jnp.zeros_like(x)
-    return rows[0, N_DICE - 1], jnp.zeros_like(x), bank, farkle
+    return rows[0, S - 1], jnp.zeros_like(x), bank, farkle
 
   return jax.lax.map(one, (x_hat, bank_base, top))
 

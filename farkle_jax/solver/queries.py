@@ -3,7 +3,8 @@
 
 A turn table lists, for one start-of-turn state (b, d, f, e), the win
 probability and the optimal action (bank or roll) of every in-turn state
-(t, n), and which of them no sequence of rolls can reach from (0, 6). Its
+(t, n), and which of them no sequence of rolls can reach from the start of
+the turn (t = 0, the whole hand: n = 6 for six dice alike). Its
 values are rebuilt from the converged start-of-turn values W0 by one backward
 pass over the turn (`bellman.turn_values`).
 """
@@ -17,15 +18,15 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from farkle_jax.game import roll_tables
-from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game import dice, roll_tables
+from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman
 
 
 class TurnRows(NamedTuple):
   """The in-turn values of one start-of-turn key."""
-  value: np.ndarray  # [T + 1, 6] W(t, n), the better of banking and rolling
-  roll: np.ndarray   # [T + 1, 6] the value of rolling at (t, n)
+  value: np.ndarray  # [T + 1, S] W(t, n), the better of banking and rolling
+  roll: np.ndarray   # [T + 1, S] the value of rolling at (t, n)
 
 
 class Turns:
@@ -43,7 +44,8 @@ class Turns:
     self._flat = self.w0.reshape(-1)
     self._padded = layout.padded_start(self.w0, jnp)  # [padded_size]
     self._roll = bellman.roll_arrays(roll, self.w0.dtype)
-    self._ones = jnp.ones((layout.num_rows + 1, N_DICE, 1), self.w0.dtype)
+    self._ones = jnp.ones((layout.num_rows + 1, layout.dice_states, 1),
+                          self.w0.dtype)
     self._cache: collections.OrderedDict[int, TurnRows] = (
         collections.OrderedDict())
     self._size = cache
@@ -71,17 +73,18 @@ class Turns:
 
 def reachable(layout: StateLayout, roll: roll_tables.RollTables,
               b_index: int) -> np.ndarray:
-  """[T, 6] bool: in-turn states (t, n) that some rolls reach from (0, 6).
+  """[T, S] bool: in-turn states (t, n) that some rolls reach from (0, S).
 
   The player banks as soon as banking wins, so nothing continues from a
   terminal state.
   """
   T = layout.num_rows
   top = int(layout.t_max(b_index))
-  reach = np.zeros((T, N_DICE), bool)
-  reach[0, N_DICE - 1] = True
+  S = layout.dice_states
+  reach = np.zeros((T, S), bool)
+  reach[0, S - 1] = True
   for t in range(top + 1):
-    for n in range(1, N_DICE + 1):
+    for n in range(1, S + 1):
       if not reach[t, n - 1]:
         continue
       for pts, nxt in roll.reach_pts[n - 1]:
@@ -104,8 +107,11 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
       which every dice count banks (or the last non-terminal total).
 
   Returns:
-    {"b", "d", "f", "e", "rows": [{"t", "W": {"6": ...}, "action": {...},
-    "unreachable": [...]}, ...]}, columns n = 6..1.
+    {"b", "d", "f", "e", "columns", "rows": [{"t", "W": {"6": ...},
+    "action": {...}, "unreachable": [...]}, ...]}: "columns" the dice
+    states from the whole hand down, as `layout.dice_labels` names them
+    ("6".."1" for dice alike), the keys of "W" and "action";
+    "unreachable" the states (n) no rolls reach.
   """
   bi, di = layout.index_of(b, "b"), layout.index_of(d, "d")
   for name, v in (("f", f), ("e", e)):
@@ -127,10 +133,11 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
   for t in range(top + 1):
     bank = bank_values[t] if t >= layout.bank_floor(bi) else None
     row = {"t": t * unit, "W": {}, "action": {}, "unreachable": []}
-    for n in range(N_DICE, 0, -1):
-      w = float(values[t, n - 1])
-      row["W"][str(n)] = w
-      row["action"][str(n)] = "bank" if bank is not None and w == bank else "roll"
+    for n in range(layout.dice_states, 0, -1):
+      w, name = float(values[t, n - 1]), layout.dice_labels[n - 1]
+      row["W"][name] = w
+      row["action"][name] = ("bank" if bank is not None and w == bank
+                             else "roll")
       if not reach[t, n - 1]:
         row["unreachable"].append(n)
     rows.append(row)
@@ -139,21 +146,28 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
       break
     if t_max is not None and t * unit >= t_max:
       break
-  return {"b": b, "d": d, "f": f, "e": e, "rows": rows}
+  out = {"b": b, "d": d, "f": f, "e": e,
+         "columns": list(reversed(layout.dice_labels)), "rows": rows}
+  if not layout.rules.dice_alike:
+    out["dice"] = dice.legend(layout.rules.dice)
+  return out
 
 
 def format_table(table: dict[str, Any]) -> str:
   """The turn table as text: W per n, 'B' after a value where banking is best,
   '-' for an unreachable state."""
-  cols = [str(n) for n in range(N_DICE, 0, -1)]
+  cols = table.get("columns", [str(n) for n in range(6, 0, -1)])
+  state = {c: len(cols) - i for i, c in enumerate(cols)}
   head = (f"turn table b={table['b']} d={table['d']} f={table['f']} "
           f"e={table['e']}  (W = win probability of the player to move; "
           "B = bank, otherwise roll; - = unreachable)")
+  if "dice" in table:
+    head += f"\ndice left, by letter: {table['dice']}"
   lines = [head, f"{'t':>6} " + " ".join(f"{'n=' + c:>10}" for c in cols)]
   for row in table["rows"]:
     cells = []
     for c in cols:
-      if int(c) in row["unreachable"]:
+      if state[c] in row["unreachable"]:
         cells.append(f"{'-':>10}")
       else:
         mark = "B" if row["action"][c] == "bank" else " "

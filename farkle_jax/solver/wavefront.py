@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game.layout import N_DICE, StateLayout, turn_row
 from farkle_jax.solver import bellman
 from farkle_jax.solver.wave_schedule import (
     Segment, cut_segments, finish_steps, live_keys, segment_columns)
@@ -89,7 +89,7 @@ class WavePlan(NamedTuple):
 def ring_rows(roll: bellman.RollArrays) -> int:
   """Rows a column keeps: the largest gain of one roll, in units, plus one."""
   most = max(int(np.asarray(g.rows).max()) for g in roll.groups)
-  return StateLayout.row_of(most) + 1
+  return turn_row(most, roll.dice_states) + 1
 
 
 def _doubling_rounds(partner: np.ndarray) -> int:

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from farkle_jax.game import roll_tables
-from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.rules import Rules
 
 START_CAP = 20_000  # points; doubled until the policy fits below half of it
@@ -34,9 +34,9 @@ class TurnSolution(NamedTuple):
   """A one-turn policy and its values over turn totals 0 .. cap (units)."""
   unit: int                # points per score unit
   bank_min: int            # smallest bankable turn total, units
-  expected: np.ndarray     # [cap + 1, 6] float64, T(n, t) in points
-  bank: np.ndarray         # [cap + 1, 6] bool, banks at (t, n)
-  farkle: np.ndarray       # [cap + 1, 6] float64, P(turn ends in a farkle)
+  expected: np.ndarray     # [cap + 1, S] float64, T(n, t) in points
+  bank: np.ndarray         # [cap + 1, S] bool, banks at (t, n)
+  farkle: np.ndarray       # [cap + 1, S] float64, P(turn ends in a farkle)
 
   @property
   def cap(self) -> int:
@@ -44,15 +44,15 @@ class TurnSolution(NamedTuple):
 
   @property
   def gain(self) -> np.ndarray:
-    """V(n, t) = T(n, t) - t, [cap + 1, 6] points."""
+    """V(n, t) = T(n, t) - t, [cap + 1, S] points."""
     t = np.arange(self.cap + 1)[:, None] * self.unit
     return self.expected - t
 
   def points_per_turn(self) -> float:
-    return float(self.expected[0, N_DICE - 1])
+    return float(self.expected[0, -1])      # the whole hand
 
   def farkle_rate(self) -> float:
-    return float(self.farkle[0, N_DICE - 1])
+    return float(self.farkle[0, -1])
 
 
 def _pass(roll: roll_tables.RollTables, unit: int, bank_min: int, cap: int,
@@ -64,16 +64,17 @@ def _pass(roll: roll_tables.RollTables, unit: int, bank_min: int, cap: int,
     unit, bank_min, cap: sizes (units).
     farkle_points: what a farkle is worth (0 for one turn on its own).
     bank_rule: None (bank when it is at least the roll value) or a bool
-      array [cap + 1, 6] (bank there, where banking is allowed).
-    prefer: None (choose the option of highest value) or [cap + 1 + P, 6]
+      array [cap + 1, S] (bank there, where banking is allowed).
+    prefer: None (choose the option of highest value) or [cap + 1 + P, S]
       preferences over the state reached (highest wins, first on ties).
   """
   top = cap + int(roll.opt_pts.max()) + 1
   t_all = np.arange(top + 1)
-  value = np.repeat((t_all * unit).astype(np.float64)[:, None], N_DICE, 1)
+  S = roll.dice_states
+  value = np.repeat((t_all * unit).astype(np.float64)[:, None], S, 1)
   value[cap + 1:] += tail_gain(roll, unit) if prefer is None else 0.0
-  farkle = np.zeros((top + 1, N_DICE))
-  bank = np.ones((top + 1, N_DICE), bool)
+  farkle = np.zeros((top + 1, S))
+  bank = np.ones((top + 1, S), bool)
   bank[cap + 1:] = ~_risk_free(roll)
   dice = roll.set_dice - 1
   rows = np.arange(len(dice))
@@ -84,10 +85,10 @@ def _pass(roll: roll_tables.RollTables, unit: int, bank_min: int, cap: int,
     j = np.argmax(score, axis=1)
     best = value[at[rows, j], nxt[rows, j]]
     fbest = farkle[at[rows, j], nxt[rows, j]]
-    roll_value = (np.bincount(dice, roll.set_prob * best, N_DICE)
+    roll_value = (np.bincount(dice, roll.set_prob * best, S)
                   + roll.farkle_prob * farkle_points)
     roll_farkle = roll.farkle_prob + np.bincount(dice, roll.set_prob * fbest,
-                                                 N_DICE)
+                                                 S)
     may_bank = t >= bank_min
     if bank_rule is None:
       banks = may_bank & (t * unit >= roll_value)
@@ -100,14 +101,14 @@ def _pass(roll: roll_tables.RollTables, unit: int, bank_min: int, cap: int,
 
 
 def _risk_free(roll: roll_tables.RollTables) -> np.ndarray:
-  """[6] bool: dice counts whose roll never farkles (zilch's six dice,
+  """[S] bool: dice states whose roll never farkles (zilch's six dice,
   where a roll with nothing in it scores and uses them all)."""
   return roll.farkle_prob == 0
 
 
 def tail_gain(roll: roll_tables.RollTables, unit: int,
               iterations: int = 10_000) -> np.ndarray:
-  """[6] V(n, t) for turn totals past any cap, points (docs/model.md §6.1).
+  """[S] V(n, t) for turn totals past any cap, points (docs/model.md §6.1).
 
   Where a turn total is large, every roll that can farkle risks more than
   it can gain, so the player banks: V = 0. A roll that cannot farkle is
@@ -121,15 +122,15 @@ def tail_gain(roll: roll_tables.RollTables, unit: int,
   whose rolls all can farkle get zeros, and every value as before.
   """
   safe = _risk_free(roll)
-  gain = np.zeros(N_DICE)
+  gain = np.zeros(roll.dice_states)
   if not safe.any():
     return gain
   dice = roll.set_dice - 1
   pts = roll.opt_pts * unit
   for _ in range(iterations):
     best = (pts + gain[roll.opt_next - 1]).max(axis=1)          # [R]
-    new = np.where(safe, np.bincount(dice, roll.set_prob * best, N_DICE),
-                   0.0)
+    new = np.where(safe, np.bincount(dice, roll.set_prob * best,
+                                     roll.dice_states), 0.0)
     if np.array_equal(new, gain):
       break
     gain = new
@@ -164,7 +165,7 @@ def solve(rules: Rules, roll: roll_tables.RollTables | None = None,
     rule = None
     if bank_at is not None:
       rule = np.repeat((np.arange(size + 1) * unit >= bank_at)[:, None],
-                       N_DICE, 1)
+                       roll.dice_states, 1)
     value, bank, farkle = _pass(roll, unit, bank_min, size, rule, None,
                                 farkle_points)
     # Past the cap the turn follows `tail_gain`: it must already do so
@@ -183,15 +184,15 @@ def evaluate(sol: TurnSolution, roll: roll_tables.RollTables,
   Args:
     sol: a solution giving the sizes (its cap; states above bank).
     roll: roll tables.
-    bank: [cap + 1, 6] bool, bank at (t, n) (where banking is allowed).
-    prefer: [cap + 1, 6] preference over reached states (argmax, first on
+    bank: [cap + 1, S] bool, bank at (t, n) (where banking is allowed).
+    prefer: [cap + 1, S] preference over reached states (argmax, first on
       ties); reached states above the cap bank and are preferred by total.
 
   Returns:
     The policy's values (its own bank flags where banking is allowed).
   """
   top = sol.cap + int(roll.opt_pts.max()) + 1
-  full = np.full((top + 1, N_DICE), np.inf)
+  full = np.full((top + 1, roll.dice_states), np.inf)
   full[:sol.cap + 1] = prefer
   full[sol.cap + 1:] = 1e300 + np.arange(top - sol.cap)[:, None]
   value, banks, farkle = _pass(roll, sol.unit, sol.bank_min, sol.cap, bank,
@@ -200,11 +201,12 @@ def evaluate(sol: TurnSolution, roll: roll_tables.RollTables,
 
 
 def reachable(roll: roll_tables.RollTables, size: int) -> np.ndarray:
-  """[size, 6] bool: (t, n) some rolls reach from (0, 6), t in units."""
-  reach = np.zeros((size, N_DICE), bool)
-  reach[0, N_DICE - 1] = True
+  """[size, S] bool: (t, n) some rolls reach from (0, S), t in units."""
+  S = roll.dice_states
+  reach = np.zeros((size, S), bool)
+  reach[0, S - 1] = True
   for t in range(size):
-    for n in range(1, N_DICE + 1):
+    for n in range(1, S + 1):
       if reach[t, n - 1]:
         for pts, nxt in roll.reach_pts[n - 1]:
           if t + pts < size:
@@ -219,7 +221,7 @@ def thresholds(sol: TurnSolution, reach: np.ndarray
   out = {}
   size = reach.shape[0]
   t_ok = np.arange(size) >= sol.bank_min
-  for n in range(1, N_DICE + 1):
+  for n in range(1, reach.shape[1] + 1):
     col = reach[:, n - 1] & t_ok
     banks = col & sol.bank[:size, n - 1]
     first = int(np.argmax(banks)) if banks.any() else None
@@ -232,13 +234,17 @@ def thresholds(sol: TurnSolution, reach: np.ndarray
 
 
 def format_gain_table(sol: TurnSolution, reach: np.ndarray, t_last: int,
-                      ) -> str:
-  """V(n, t) for t = 0 .. t_last points; '-' marks unreachable states."""
-  lines = ["     t" + "".join(f"{'n=' + str(n):>10}" for n in range(6, 0, -1))]
+                      labels: tuple[str, ...] | None = None) -> str:
+  """V(n, t) for t = 0 .. t_last points; '-' marks unreachable states;
+  columns named by `labels` (`layout.dice_labels`; default n = 6..1)."""
+  S = reach.shape[1]
+  labels = labels or tuple(str(n) for n in range(1, S + 1))
+  lines = ["     t" + "".join(f"{'n=' + labels[n - 1]:>10}"
+                             for n in range(S, 0, -1))]
   gain = sol.gain
   for t in range(min(t_last // sol.unit, len(gain) - 1) + 1):
     cells = []
-    for n in range(6, 0, -1):
+    for n in range(S, 0, -1):
       cells.append(f"{gain[t, n - 1]:10.2f}" if reach[t, n - 1]
                    else f"{'-':>10}")
     lines.append(f"{t * sol.unit:6d}" + "".join(cells))

@@ -1,0 +1,143 @@
+"""A hand of six dice, fair or weighted, alike or not (docs/model.md §1).
+
+`rules.dice` names the dice: `()` is six fair dice; six numbers are the face
+chances of six dice alike; a tuple of up to six such six-tuples lists the
+dice one by one, and the dice it does not list are fair. Dice with the same
+chances are interchangeable, so a hand is a few *kinds* of dice with a
+count each, and what a turn needs to know of the dice still to roll is how
+many of each kind are left: a *dice state*. Six dice alike have the six
+states n = 1..6; a lucky die among five fair ones has 2 * 6 - 1 = 11; six
+different dice have 63. States are numbered 1..S, the whole hand last, so
+that for dice alike state n is n dice.
+
+Face chances are exact fractions: a decimal such as 0.26 is read as 13/50,
+and each die's six chances are scaled to sum to exactly 1.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from fractions import Fraction
+from typing import Any, NamedTuple
+
+HAND = 6
+FAIR = (Fraction(1, 6),) * 6
+# Face chances are read as fractions with denominators up to this.
+MAX_DENOMINATOR = 10**12
+ALLOWED = ("() for six fair dice; six face chances (faces 1..6, each from 0 "
+           "to 1, summing to 1) for six dice alike, e.g. (0.26, 0.12, 0.12, "
+           "0.12, 0.26, 0.12); or up to six such six-tuples, one per die "
+           "(the dice not listed are fair)")
+
+
+def _number(x: Any) -> bool:
+  return (not isinstance(x, bool) and isinstance(x, (int, float, Fraction))
+          and math.isfinite(x) and 0 <= x <= 1)
+
+
+def problem(spec: Any) -> str | None:
+  """What is wrong with a `rules.dice` value (None: nothing)."""
+  if not isinstance(spec, tuple):
+    return ALLOWED
+  if spec and all(isinstance(d, tuple) for d in spec):
+    if len(spec) > HAND:
+      return ALLOWED + f" (a hand has {HAND} dice; {len(spec)} listed)"
+    for i, die in enumerate(spec, start=1):
+      said = _die_problem(die)
+      if said:
+        return f"{ALLOWED} (die {i}: {said})"
+    return None
+  said = _die_problem(spec) if spec else None
+  return f"{ALLOWED} ({said})" if said else None
+
+
+def _die_problem(die: tuple) -> str | None:
+  if len(die) != 6 or not all(_number(x) for x in die):
+    return "not six numbers from 0 to 1"
+  if abs(sum(die) - 1) > 1e-9:
+    return f"these sum to {sum(die):.12g}"
+  return None
+
+
+def _exact(die: tuple) -> tuple[Fraction, ...]:
+  p = [Fraction(x).limit_denominator(MAX_DENOMINATOR) for x in die]
+  total = sum(p)
+  return tuple(x / total for x in p)
+
+
+def per_die(spec: tuple) -> tuple[tuple[Fraction, ...], ...]:
+  """[6][6] the exact face chances of each die of the hand, in hand order."""
+  if not spec:
+    return (FAIR,) * HAND
+  if not isinstance(spec[0], tuple):
+    return (_exact(spec),) * HAND
+  listed = tuple(_exact(d) for d in spec)
+  return listed + (FAIR,) * (HAND - len(listed))
+
+
+class Kinds(NamedTuple):
+  """The hand as kinds of interchangeable dice."""
+  chances: tuple[tuple[Fraction, ...], ...]  # [K][6] face chances of a kind
+  counts: tuple[int, ...]                    # [K] dice of each kind
+  first: tuple[int, ...]                     # [K] its first die (0-based)
+
+
+def kinds(spec: tuple) -> Kinds:
+  """Groups the dice of a hand by their chances, in order of first die."""
+  dice = per_die(spec)
+  order = list(dict.fromkeys(dice))
+  return Kinds(chances=tuple(order),
+               counts=tuple(dice.count(c) for c in order),
+               first=tuple(dice.index(c) for c in order))
+
+
+def states(counts: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+  """[S] the dice left of each kind, by number of dice, the whole hand
+  last (for one kind: (1,), (2,), ..., (6,))."""
+  every = [c for c in itertools.product(*(range(m + 1) for m in counts))
+           if any(c)]
+  return tuple(sorted(every, key=lambda c: (sum(c), c)))
+
+
+@functools.lru_cache(maxsize=None)
+def num_states(spec: tuple) -> int:
+  """S: the dice states of the hand `spec` (`rules.dice`)."""
+  return len(states(kinds(spec).counts))
+
+
+def next_state(counts: tuple[int, ...], left: tuple[int, ...],
+               kept: tuple[int, ...]) -> tuple[int, ...]:
+  """Dice left after setting `kept` aside: the whole hand again after hot
+  dice."""
+  after = tuple(a - k for a, k in zip(left, kept))
+  return counts if not any(after) else after
+
+
+@functools.lru_cache(maxsize=None)
+def labels(spec: tuple) -> tuple[str, ...]:
+  """[S] each dice state in a few letters: '1'..'6' for dice alike; else a
+  letter per die left, one letter per kind (`legend`), e.g. 'ABBBBB' for
+  the whole hand of a lucky die (A) and five fair ones (B)."""
+  k = kinds(spec)
+  if len(k.counts) == 1:
+    return tuple(str(c[0]) for c in states(k.counts))
+  return tuple("".join(chr(65 + i) * c for i, c in enumerate(left))
+               for left in states(k.counts))
+
+
+def legend(spec: tuple) -> str:
+  """What each letter of `labels` stands for, e.g. 'A = die 1 (1: 0.26,
+  2: 0.12, ...), B = dice 2-6 (fair)'."""
+  k = kinds(spec)
+  dice = per_die(spec)
+  parts = []
+  for i, ch in enumerate(k.chances):
+    which = [j + 1 for j, d in enumerate(dice) if d == ch]
+    name = (f"die {which[0]}" if len(which) == 1 else "dice " + ", ".join(
+        map(str, which)))
+    odds = "fair" if ch == FAIR else ", ".join(
+        f"{f}: {float(p):.4g}" for f, p in enumerate(ch, start=1))
+    parts.append(f"{chr(65 + i)} = {name} ({odds})")
+  return "; ".join(parts)
