@@ -608,49 +608,61 @@ def _hands(rules: str, hand: tuple):
 
 
 @_kept
-def solve_hand(rules: str, goal: int, hand: tuple, tol: float = 1e-15,
-               max_iter: int = 500) -> np.ndarray:
-  """Two players with the same hand of dice that differ, rules without a
-  penalty ("minimal" or "kcd"): W0[b, d, 0, 0] by value iteration over the
-  in-turn states (t, dice left as positions), held as V[t, left, b, d]."""
+def solve_hands(rules: str, goal: int, hands: tuple, tol: float = 1e-15,
+                max_iter: int = 500) -> np.ndarray:
+  """Two players, each with a hand of `hands` (one hand: both play it),
+  rules without a penalty ("minimal" or "kcd"): W0[b, d, f, e], the win
+  probability of the mover (score b, hand f) against the opponent (score d,
+  hand e), by value iteration over the in-turn states (t, dice left as
+  positions of the mover's hand), held as V[t, left, b, d, e]."""
   step, bank_min = 50, BANK_MIN[rules]
-  nb, rows = goal // step, goal // step      # t = 0 .. goal - step
-  bi, di = np.meshgrid(np.arange(nb), np.arange(nb), indexing="ij")
+  nb = rows = goal // step                 # t = 0 .. goal - step
+  H = len(hands)
+  bi = np.arange(nb)[:, None, None]
+  t_max = (goal - step) // step - bi
+  plans = [_hand_plans(rules, hand, step) for hand in hands]
+  w0 = np.full((nb, nb, H, H), 0.5)
+  for _ in range(max_iter):
+    other = w0.transpose(1, 0, 3, 2)       # [b, d, f, e] -> W0[d, b, e, f]
+    new = np.empty_like(w0)
+    for f, (plan, full) in enumerate(plans):
+      x_farkle = 1 - other[:, :, f, :]     # [b, d, e]
+      V = np.ones((rows + 1, len(plan), nb, nb, H))  # row `rows`: won
+      for t in range(rows - 1, -1, -1):
+        total = np.minimum(bi + t, nb - 1)
+        bank = np.where(bi + t >= nb, 1.0,
+                        1 - other[total[:, :, 0], np.arange(nb)[None], f, :])
+        for i, (farkle, flat, starts, probs) in enumerate(plan):
+          w = farkle * x_farkle
+          if len(flat):     # some rolls score
+            reached = V[np.minimum(t + flat[:, 0], rows), flat[:, 1]]
+            best = np.maximum.reduceat(reached, starts, axis=0)
+            w = w + np.tensordot(probs, best, 1)
+          if t * step >= bank_min:
+            w = np.maximum(w, bank)
+          V[t, i] = np.where(t > t_max, 1.0, w)
+      new[:, :, f, :] = V[0, full]
+    change = np.abs(new - w0).max()
+    w0 = new
+    if change < tol:
+      break
+  return w0
+
+
+def _hand_plans(rules: str, hand: tuple, step: int):
+  """Per set of dice positions left: (P(farkle), options as (rows gained,
+  plan index) [O, 2], each option set's first option [R], its
+  probabilities [R]); and the index of the whole hand."""
   dists = _hands(rules, hand)
-  masks = list(dists)
-  where = {m: i for i, m in enumerate(masks)}
+  where = {m: i for i, m in enumerate(dists)}
   plans = []
-  for left in masks:
-    farkle, sets = dists[left]
-    flat = [(pts // step, where[rest]) for options, _ in sets.items()
+  for farkle, sets in dists.values():
+    flat = [(pts // step, where[rest]) for options in sets
             for rest, pts in options]
     starts = np.cumsum([0] + [len(o) for o in sets])[:-1]
     plans.append((float(farkle), np.array(flat), starts,
                   np.array([float(p) for p in sets.values()])))
-  t_max = (goal - step) // step - bi
-  full = where[tuple(range(6))]
-  w0 = np.full((nb, nb), 0.5)
-  for _ in range(max_iter):
-    x_farkle = 1 - w0.T
-    V = np.ones((rows + 1, len(masks), nb, nb))   # row `rows`: past the goal
-    for t in range(rows - 1, -1, -1):
-      for i, (farkle, flat, starts, probs) in enumerate(plans):
-        w = farkle * x_farkle
-        if len(flat):     # some rolls score
-          reached = V[np.minimum(t + flat[:, 0], rows), flat[:, 1]]
-          best = np.maximum.reduceat(reached, starts, axis=0)
-          w = w + np.tensordot(probs, best, 1)
-        if t * step >= bank_min:
-          total = bi + t
-          bank = np.where(total >= nb, 1.0,
-                          1 - w0[di, np.minimum(total, nb - 1)])
-          w = np.maximum(w, bank)
-        V[t, i] = np.where(t > t_max, 1.0, w)
-    change = np.abs(V[0, full] - w0).max()
-    w0 = V[0, full]
-    if change < tol:
-      break
-  return w0[:, :, None, None]
+  return plans, where[tuple(range(6))]
 
 
 def expected_hand_turn(rules: str, hand: tuple, cap: int = 6000) -> float:

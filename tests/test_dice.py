@@ -207,7 +207,7 @@ def test_a_hand_solve_equals_the_plain_reference(tmp_path_factory):
   config = _kcd(goal=300, dice=HAND_DICE)
   config.solver.tol = 1e-15
   w0 = results.load(solved_once(tmp_path_factory, "kcd_hand", config))[0]
-  ref = reference.solve_hand("kcd", 300, HAND)
+  ref = reference.solve_hands("kcd", 300, (HAND,))
   np.testing.assert_allclose(w0, ref, rtol=0, atol=1e-12)
 
 
@@ -216,3 +216,21 @@ def test_a_hand_expected_score_equals_the_plain_recursion():
   sol = expected_score.solve(r, roll_tables.build(r), cap=4000)
   assert abs(sol.points_per_turn()
              - reference.expected_hand_turn("kcd", HAND, 4000)) < 1e-9
+
+
+HAND2 = (ODD, ODD, MUTE, FAIR, FAIR, FAIR)
+HAND2_DICE = tuple(tuple(float(x) for x in d) for d in HAND2[:3])
+
+
+def test_each_players_hand_equals_the_plain_reference(tmp_path_factory):
+  """rules.hands: the four match-ups of two hands in one solve, against the
+  reference's solve over dice positions; the first player's opening is
+  hand 1 against hand 2."""
+  config = _kcd(goal=300, hands=(HAND_DICE, HAND2_DICE))
+  config.solver.tol = 1e-15
+  workdir = solved_once(tmp_path_factory, "kcd_hands", config)
+  w0 = results.load(workdir)[0]
+  ref = reference.solve_hands("kcd", 300, (HAND, HAND2))
+  np.testing.assert_allclose(w0, ref, rtol=0, atol=1e-12)
+  summary = results.load(workdir)[3]
+  assert summary["first_player_win"] == w0[0, 0, 0, 1]

@@ -101,12 +101,6 @@ def states(counts: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
   return tuple(sorted(every, key=lambda c: (sum(c), c)))
 
 
-@functools.lru_cache(maxsize=None)
-def num_states(spec: tuple) -> int:
-  """S: the dice states of the hand `spec` (`rules.dice`)."""
-  return len(states(kinds(spec).counts))
-
-
 def next_state(counts: tuple[int, ...], left: tuple[int, ...],
                kept: tuple[int, ...]) -> tuple[int, ...]:
   """Dice left after setting `kept` aside: the whole hand again after hot
@@ -141,3 +135,31 @@ def legend(spec: tuple) -> str:
         f"{f}: {float(p):.4g}" for f, p in enumerate(ch, start=1))
     parts.append(f"{chr(65 + i)} = {name} ({odds})")
   return "; ".join(parts)
+
+
+# The hands of a game: one for every player (`rules.hands`), or `rules.dice`
+# for all. Their dice states are numbered one after the other: hand h has
+# states offset[h] + 1 .. offset[h] + S_h, its whole hand the last of them.
+@functools.lru_cache(maxsize=None)
+def table_states(specs: tuple) -> tuple[tuple[int, tuple[int, ...]], ...]:
+  """[S] (hand, dice left of each kind) of every dice state of `specs`."""
+  return tuple((h, c) for h, spec in enumerate(specs)
+               for c in states(kinds(spec).counts))
+
+
+def starts(specs: tuple) -> tuple[int, ...]:
+  """[H] the dice state (1..S) of each hand's whole hand."""
+  out, offset = [], 0
+  for spec in specs:
+    offset += len(states(kinds(spec).counts))
+    out.append(offset)
+  return tuple(out)
+
+
+def table_labels(specs: tuple) -> tuple[str, ...]:
+  """[S] `labels` of every dice state, with the hand's player in front
+  ('2:ABBBBB') where the players' hands differ."""
+  if len(specs) == 1:
+    return labels(specs[0])
+  return tuple(f"{h + 1}:{x}" for h, spec in enumerate(specs)
+               for x in labels(spec))

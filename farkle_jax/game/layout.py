@@ -90,14 +90,29 @@ class ScoreUnits:
 
   @property
   def dice_states(self) -> int:
-    """S: the dice states of a turn (6 for six dice alike, `game.dice`);
-    state S is the whole hand, the start of every turn."""
-    return dice.num_states(self.rules.dice)
+    """S: the dice states of a turn (6 for six dice alike, `game.dice`),
+    those of every hand in play one after the other."""
+    return len(dice.table_states(self.rules.hand_specs))
 
   @property
   def dice_labels(self) -> tuple[str, ...]:
-    """[S] the dice states as the tables name them (`dice.labels`)."""
-    return dice.labels(self.rules.dice)
+    """[S] the dice states as the tables name them (`dice.table_labels`)."""
+    return dice.table_labels(self.rules.hand_specs)
+
+  def start_state(self, f, xp: ModuleType = np):
+    """The dice state (1..S) a turn starts from, the mover's whole hand:
+    S with one hand for all; under `rules.hands`, by the mover's farkle
+    field f, which holds their hand."""
+    if not self.rules.hands:
+      return self.dice_states + 0 * f
+    return xp.asarray(dice.starts(self.rules.hand_specs), np.int32)[f]
+
+  def hand_states(self, f: int) -> range:
+    """The dice states (1..S) of the hand of farkle field f."""
+    if not self.rules.hands:
+      return range(1, self.dice_states + 1)
+    ends = (0,) + dice.starts(self.rules.hand_specs)
+    return range(ends[f] + 1, ends[f + 1] + 1)
 
   def turn_offset(self, t, n):
     """Flat offset of in-turn state (t, n) in a [rows, S] turn array."""
@@ -140,7 +155,9 @@ class ScoreUnits:
     """Non-terminal model states (t <= t_max of the mover's score), times
     the other key fields and the dice to roll (docs/model.md §2)."""
     rows = self.t_max(np.arange(self.num_scores)) + 1
-    return (int(rows.sum()) * (self.num_keys // self.num_scores)
+    # Under `hands` a key's turn has its own hand's states only.
+    hands = len(self.rules.hands) or 1
+    return (int(rows.sum()) * (self.num_keys // self.num_scores // hands)
             * self.dice_states)
 
   def bank_floor(self, b, xp: ModuleType = np):
@@ -292,14 +309,18 @@ class StateLayout(ScoreUnits):
 
   def opening_key(self, first: int = 0, second: int = 0) -> tuple[int, ...]:
     """Key (as a W0 index) of a game's first turn from banked scores
-    `first`, `second` (points) and no farkles."""
+    `first`, `second` (points) and no farkles (under `rules.hands`: player
+    1, with hand 1, to move)."""
+    hands = (0, 1) if self.rules.hands else (0, 0)
     return (self.index_of(first, "start"), self.index_of(second, "start"),
-            0, 0)
+            *hands)
 
   # Transitions that end a turn.
   def farkle_fields(self, fields: Fields, xp: ModuleType = np) -> Fields:
     """The opponent's key after a farkle from key `fields`."""
     b, d, f, e = fields
+    if self.rules.hands:   # f and e are the hands: they change places
+      return d, b, e, f
     last = f == self.num_farkle - 1
     k = self.num_off
     if self.penalty > 0:
@@ -319,8 +340,8 @@ class StateLayout(ScoreUnits):
   def after_bank(self, fields: Fields, t, xp: ModuleType = np) -> Fields:
     """The opponent's key after banking t units from key `fields` (its d
     index may lie past the last score: the bank won)."""
-    b, d, _, e = fields
-    return d, self.on_board(b, xp) + t, e, 0
+    b, d, f, e = fields
+    return d, self.on_board(b, xp) + t, e, f if self.rules.hands else 0
 
   # The padded start vector.
   @property
@@ -427,7 +448,14 @@ class StateLayout(ScoreUnits):
 
   def start_values(self, values):
     """W0 [B, D, F, E] from the full values [C, T + 1, S, Kc]."""
-    flat = values[:, 0, self.dice_states - 1, :].reshape(-1)
+    if self.rules.hands:    # each key's own whole hand
+      k = np.arange(values.shape[0] * self.chunk_keys)
+      f = self.key_fields(np.where(k < self.num_keys, k, 0))[2]
+      n = self.start_state(f).reshape(values.shape[0], 1, -1) - 1
+      flat = values[np.arange(values.shape[0])[:, None, None], 0, n,
+                    np.arange(self.chunk_keys)[None, None]].reshape(-1)
+    else:
+      flat = values[:, 0, self.dice_states - 1, :].reshape(-1)
     return flat[:self.num_keys].reshape(self.key_shape)
 
   def chunk_top_row(self) -> np.ndarray:

@@ -73,11 +73,12 @@ def _alike(rules: Rules):
 
 
 def _distinct(rules: Rules):
-  """The same for a hand of dice that differ: by dice state."""
+  """The same for dice that differ, or hands that do: by dice state, the
+  states of every hand one after the other (`dice.table_states`)."""
   rows, farkle, reach = [], [], []
-  states = dice.states(dice.kinds(rules.dice).counts)
-  for n, left in enumerate(states, start=1):
-    out = scoring.hand_outcomes(rules, left)
+  states = dice.table_states(rules.hand_specs)
+  for n, (hand, left) in enumerate(states, start=1):
+    out = scoring.hand_outcomes(rules, left, hand)
     farkle.append(float(out.farkle))
     for options, p in zip(out.option_sets, out.probs):
       rows.append((n, float(p), [(pts // rules.step, s)

@@ -24,7 +24,8 @@ N_OF_A_KIND_MODES = ("none", "add", "double", "fixed")
 # Rules added after the first solved runs, and their "off" values.
 OPTIONAL = {"entry_minimum": 0, "final_round": False,
             "final_round_cap": 4000, "final_round_ties": "leader",
-            "players": 2, "dice": (), "partial_straights": (0, 0)}
+            "players": 2, "dice": (), "partial_straights": (0, 0),
+            "hands": ()}
 MAX_PLAYERS = 6
 # The model's range, checked before any arithmetic: every points field within
 # MAX_POINTS, and at most MAX_SCORES banked scores a player (whatever fits in
@@ -88,6 +89,10 @@ class Rules:
     dice: the hand: `()` six fair dice; six face chances (faces 1..6,
       summing to 1) for six dice alike; or up to six such six-tuples, one
       per die, the rest fair (`game.dice`, docs/model.md §1).
+    hands: each player's own hand, one `dice` value per player (`()`: the
+      players share `dice`); two players, no farkle penalty, no final
+      round (the farkle-count fields of the state say whose hand is whose,
+      docs/model.md §1).
   """
 
   name: str = "custom"
@@ -112,6 +117,7 @@ class Rules:
   final_round_ties: str = "leader"
   players: int = 2
   dice: tuple = ()
+  hands: tuple = ()
   partial_straights: tuple[int, int] = (0, 0)
 
   def __post_init__(self):
@@ -123,8 +129,17 @@ class Rules:
 
   @property
   def farkle_states(self) -> int:
-    """Number of values a farkle counter takes (1 without a penalty)."""
+    """Values of each of the state's two farkle fields: the farkle count
+    under a penalty (`penalty_count`), each player's hand under `hands`
+    (their number), else 1."""
+    if self.hands:
+      return len(self.hands)
     return self.penalty_count if self.has_penalty else 1
+
+  @property
+  def hand_specs(self) -> tuple:
+    """[H] the hands in play (`hands`, or `dice` for all players)."""
+    return self.hands or (self.dice,)
 
   @property
   def low(self) -> int:
@@ -138,8 +153,9 @@ class Rules:
 
   @property
   def dice_alike(self) -> bool:
-    """Whether the six dice are interchangeable (fair or weighted alike)."""
-    return len(set(self.die_chances)) == 1
+    """Whether every player rolls the same six interchangeable dice (fair
+    or weighted alike): the six dice states of every solve method."""
+    return not self.hands and len(set(self.die_chances)) == 1
 
   @property
   def face_chances(self) -> tuple[Fraction, ...]:
@@ -157,6 +173,10 @@ class Rules:
 
   def replace(self, **changes) -> "Rules":
     return dataclasses.replace(self, **changes)
+
+
+def _as_tuples(v: Any) -> Any:
+  return tuple(map(_as_tuples, v)) if isinstance(v, (list, tuple)) else v
 
 
 def _as_lists(v: Any) -> Any:
@@ -254,6 +274,22 @@ def _validate_dice(r: Rules) -> None:
   said = dice_lib.problem(r.dice)
   if said:
     _fail("dice", r.dice, said)
+  h = r.hands
+  if h == ():
+    return
+  if not isinstance(h, tuple) or len(h) != r.players or r.players != 2:
+    _fail("hands", h, "() or one hand per player of a two-player game, "
+          "each as rules.dice takes it, e.g. ((), (0.26, 0.12, 0.12, 0.12, "
+          "0.26, 0.12))")
+  for i, spec in enumerate(h, start=1):
+    said = dice_lib.problem(spec)
+    if said:
+      _fail("hands", h, f"hand {i}: {said}")
+  for field, off in (("dice", ()), ("penalty", 0), ("final_round", False)):
+    if getattr(r, field) != off:
+      _fail("hands", h, f"() with rules.{field}={getattr(r, field)!r} "
+            f"(with hands, set rules.{field}={off!r}: the state's farkle "
+            "fields hold the hands)")
 
 
 def _validate_players(r: Rules) -> None:
@@ -296,7 +332,7 @@ def minimal(goal: int = 10_000) -> Rules:
 PRESETS = {"facebook": facebook, "minimal": minimal}
 
 _TUPLE_FIELDS = ("single_scores", "triple_scores", "fixed_n_of_a_kind",
-                 "partial_straights", "dice")
+                 "partial_straights", "dice", "hands")
 
 
 def from_mapping(m: Mapping[str, Any]) -> Rules:
@@ -320,7 +356,7 @@ def from_mapping(m: Mapping[str, Any]) -> Rules:
     if k in _TUPLE_FIELDS:
       if not isinstance(v, (list, tuple)):
         _fail(k, v, "a tuple, e.g. (100, 0, 0, 0, 50, 0)")
-      v = tuple(tuple(x) if isinstance(x, list) else x for x in v)
+      v = _as_tuples(v)
     changes[k] = v
   changes.setdefault("name", preset)
   return dataclasses.replace(base, **changes)

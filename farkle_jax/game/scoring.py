@@ -213,16 +213,19 @@ class HandOutcomes(NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def hand_outcomes(rules: Rules, left: tuple[int, ...]) -> HandOutcomes:
-  """Rolls the dice left (counts per kind), each kind with its chances.
+def hand_outcomes(rules: Rules, left: tuple[int, ...], hand: int = 0
+                  ) -> HandOutcomes:
+  """Rolls the dice left (counts per kind) of hand `hand` of
+  `rules.hand_specs`, each kind with its chances.
 
   A roll is a multiset per kind; a choice sets aside a sub-multiset of each
   whose union splits into scoring combinations. Its points depend on the
   union only; where it leads, on how many of each kind it keeps: the dice
-  state s' (1..S, `dice.states`). Each option set keeps the best points per
-  s' (the win probability grows with the turn total)."""
-  kinds = dice.kinds(rules.dice)
-  index = {c: i + 1 for i, c in enumerate(dice.states(kinds.counts))}
+  state s' (1..S, `dice.table_states`). Each option set keeps the best
+  points per s' (the win probability grows with the turn total)."""
+  kinds = dice.kinds(rules.hand_specs[hand])
+  index = {c: i + 1 for i, (h, c) in enumerate(
+      dice.table_states(rules.hand_specs)) if h == hand}
   rolls = [[(r, _chance(ch, r)) for r in multisets(m)]
            for ch, m in zip(kinds.chances, left)]
   weight: dict[tuple, Fraction] = {}

@@ -58,6 +58,8 @@ class StageTables(NamedTuple):
   work: jax.Array       # [S] float, the stage's states / all model states
   warm: jax.Array       # [S, U, G] int32 position of (b, d + 1, f, e), a
                         #   first guess solved by an earlier stage
+  first: jax.Array      # [S, U, G] int32 column of the key's start state
+                        #   (its mover's whole hand, `layout.start_state`)
   guess: jax.Array      # [S, U, G] int32 with a penalty: for a key whose
                         #   farkle target comes later in the sweep, the
                         #   key a run's first sweep reads instead
@@ -93,7 +95,8 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   dummy = layout.sink
   b, d, f, e = layout.key_fields()
   stage = (B + D - 2 - (b + d)) // layout.bank_min
-  slopes = F == 1
+  # Without a penalty a key's farkle target lies in its own stage.
+  slopes = F == 1 or bool(layout.rules.hands)
   if not slopes:  # classes of f + e, highest first, within each block
     stage = stage * (2 * F - 1) + (2 * F - 2 - (f + e))
   sub = b // b_group
@@ -114,6 +117,8 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   top = np.full((S, U), -1, np.int64)
   pos = layout.padded_index(b, d, f, e)
   keys[stage, sub, slot] = pos
+  first = np.full((S, U, G), layout.dice_states - 1, np.int64)
+  first[stage, sub, slot] = layout.start_state(f) - 1
   warm[stage, sub, slot] = np.where(d + 1 < D,
                                     layout.padded_index(b, d + 1, f, e), pos)
   farkle[stage, sub, slot] = layout.padded_index(
@@ -133,6 +138,7 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
                          (keys, farkle, partner, bank, top)),
                        work=jnp.asarray(states / layout.num_states),
                        warm=jnp.asarray(warm, jnp.int32),
+                       first=jnp.asarray(first, jnp.int32),
                        guess=jnp.asarray(guess, jnp.int32), newton=tables)
   return stages, StagePlan(layout, relative, G, slopes,
                            newton_step and not slopes, exit_size, pass_steps)
@@ -176,13 +182,15 @@ def _partners(pos, farkle, stage, sub, slot, dummy) -> np.ndarray:
   return partner
 
 
-def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
+def _turn_starts(vector, x_hat, bank_base, top, first, roll,
+                 plan: StagePlan):
   """Start value (and its slope in the farkle value if plan.slopes), per key.
 
   Args:
     vector: [V] padded W0 (bank lookups).
     x_hat: [u, G] current farkle values.
     bank_base: [u, G] int32; top: [u] int32.
+    first: [u, G] int32 the column of each key's start state.
 
   Returns:
     ([u, G] values, [u, G] slopes, [u, T + 1, G] bank exits, [u, G] farkle
@@ -193,14 +201,18 @@ def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
   ones = jnp.ones((layout.num_rows + 1, S, plan.group), vector.dtype)
 
   def one(args):
-    x, base, t = args
+    x, base, t, column = args
+    keys = jnp.arange(plan.group)
+
+    def start(rows):
+      return rows[0, column, keys]
 
     def turn(x):
       return bellman.turn_pass(ones, x, vector, base, t, roll, layout,
                                plan.relative, picks=plan.newton)
 
     if plan.slopes:
-      value, slope = jax.jvp(lambda x: turn(x)[0][0, S - 1], (x,),
+      value, slope = jax.jvp(lambda x: start(turn(x)[0]), (x,),
                              (jnp.ones_like(x),))
       return value, slope, ones[:0, 0], jnp.zeros_like(x)
     rows, _, *picks = turn(x)  # picks: [the choices] with plan.newton
@@ -209,9 +221,9 @@ def _turn_starts(vector, x_hat, bank_base, top, roll, plan: StagePlan):
                                         roll, layout)
     else:
       bank, farkle = ones[:0, 0], jnp.zeros_like(x)
-    return rows[0, S - 1], jnp.zeros_like(x), bank, farkle
+    return start(rows), jnp.zeros_like(x), bank, farkle
 
-  return jax.lax.map(one, (x_hat, bank_base, top))
+  return jax.lax.map(one, (x_hat, bank_base, top, first))
 
 
 def _solve_stage(values, slopes, x_hat, partner):
@@ -244,7 +256,7 @@ def _evaluate_stage(s, vector, stages: StageTables, roll: bellman.RollArrays,
   keys = stages.keys[s].ravel()
   x_hat = 1 - _farkle_reads(s, vector, stages, plan, fresh)
   values, slopes, bank, farkle = starts(vector, x_hat, stages.bank_base[s],
-                                        stages.top[s], roll)
+                                        stages.top[s], stages.first[s], roll)
   if plan.newton:
     buffer, farkle_exit = exits
     exits = (newton.store(buffer, bank, s, stages.newton.exits,
@@ -329,8 +341,10 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
   row_passes = 2 if plan.newton else 1  # the turn pass, the forward pass
   map_steps = _map_steps(stages, row_passes)
   starts = jax.shard_map(
-      lambda v, x, base, top, roll: _turn_starts(v, x, base, top, roll, plan),
-      mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"), P()),
+      lambda v, x, base, top, first, roll: _turn_starts(
+          v, x, base, top, first, roll, plan),
+      mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"),
+                           P("batch"), P()),
       out_specs=(P("batch"),) * 4, check_vma=False)
 
   def evaluate(s, vector, exits):

@@ -72,8 +72,9 @@ class Turns:
 
 
 def reachable(layout: StateLayout, roll: roll_tables.RollTables,
-              b_index: int) -> np.ndarray:
-  """[T, S] bool: in-turn states (t, n) that some rolls reach from (0, S).
+              b_index: int, f: int = 0) -> np.ndarray:
+  """[T, S] bool: in-turn states (t, n) that some rolls reach from the
+  start of a turn of key (b_index, ., f, .): t = 0, the mover's whole hand.
 
   The player banks as soon as banking wins, so nothing continues from a
   terminal state.
@@ -82,7 +83,7 @@ def reachable(layout: StateLayout, roll: roll_tables.RollTables,
   top = int(layout.t_max(b_index))
   S = layout.dice_states
   reach = np.zeros((T, S), bool)
-  reach[0, S - 1] = True
+  reach[0, int(layout.start_state(f)) - 1] = True
   for t in range(top + 1):
     for n in range(1, S + 1):
       if not reach[t, n - 1]:
@@ -124,7 +125,8 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
   key = layout.key_index(bi, di, f, e)
   values = bellman.turn_values(w0, np.array([key]), layout, roll)[:, :, 0]
   top = int(layout.t_max(bi))
-  reach = reachable(layout, roll, bi)
+  reach = reachable(layout, roll, bi, f)
+  columns = list(reversed(layout.hand_states(f)))
   bank_values = layout.bank_values(
       layout.padded_start(w0), tuple(np.array([x]) for x in (bi, di, f, e)),
       top + 1)[0]
@@ -133,7 +135,7 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
   for t in range(top + 1):
     bank = bank_values[t] if t >= layout.bank_floor(bi) else None
     row = {"t": t * unit, "W": {}, "action": {}, "unreachable": []}
-    for n in range(layout.dice_states, 0, -1):
+    for n in columns:
       w, name = float(values[t, n - 1]), layout.dice_labels[n - 1]
       row["W"][name] = w
       row["action"][name] = ("bank" if bank is not None and w == bank
@@ -147,9 +149,11 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
     if t_max is not None and t * unit >= t_max:
       break
   out = {"b": b, "d": d, "f": f, "e": e,
-         "columns": list(reversed(layout.dice_labels)), "rows": rows}
+         "columns": [layout.dice_labels[n - 1] for n in columns],
+         "states": columns, "rows": rows}
   if not layout.rules.dice_alike:
-    out["dice"] = dice.legend(layout.rules.dice)
+    out["dice"] = dice.legend(layout.rules.hand_specs[
+        f if layout.rules.hands else 0])
   return out
 
 
@@ -157,7 +161,7 @@ def format_table(table: dict[str, Any]) -> str:
   """The turn table as text: W per n, 'B' after a value where banking is best,
   '-' for an unreachable state."""
   cols = table.get("columns", [str(n) for n in range(6, 0, -1)])
-  state = {c: len(cols) - i for i, c in enumerate(cols)}
+  state = dict(zip(cols, table.get("states", range(len(cols), 0, -1))))
   head = (f"turn table b={table['b']} d={table['d']} f={table['f']} "
           f"e={table['e']}  (W = win probability of the player to move; "
           "B = bank, otherwise roll; - = unreachable)")
