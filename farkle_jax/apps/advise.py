@@ -48,10 +48,14 @@ def format_decision(where: str, dec: solved_game.Decision, bank_min: int) -> str
   return (f"{where}: {dec.best} (bank {dec.bank:.6f}, roll {dec.roll:.6f})")
 
 
-def format_advice(adv: solved_game.Advice, bank_min: int) -> str:
+def format_advice(adv: solved_game.Advice, bank_min: int,
+                  game: solved_game.SolvedGame | None = None) -> str:
+  """The advice as text (`game` names the dice states where dice differ)."""
+  words = game.dice_words if game else solved_game.dice_count
+  label = game.dice_label if game else str
   p = adv.position
   lines = [f"b={p.b} d={p.d} f={p.f} e={p.e}, turn total {p.t}, rolled "
-           f"{solved_game.dice_count(p.n)}: {','.join(map(str, adv.roll))}"]
+           f"{words(p.n)}: {','.join(map(str, adv.roll))}"]
   if not adv.choices:
     lines.append(f"farkle: nothing scores; the turn ends with nothing "
                  f"banked (win probability {adv.farkle:.6f})")
@@ -62,10 +66,11 @@ def format_advice(adv: solved_game.Advice, bank_min: int) -> str:
     kept = " ".join(map(str, c.kept))
     note = "  best" if i == 0 else ""
     win = f"{c.win:.6f}" if not c.wins_now else "1 (bank: wins)"
-    lines.append(f"  {kept:<14}{c.points:>7}{c.t:>12}{c.n:>11}{win:>17}"
+    lines.append(f"  {kept:<14}{c.points:>7}{c.t:>12}{label(c.n):>11}"
+                 f"{win:>17}"
                  f"{note}")
   best = adv.choices[0]
-  dice = solved_game.dice_count(best.n)
+  dice = words(best.n)
   lines.append(format_decision(f"then, at t={best.t} with {dice}",
                                adv.decision, bank_min))
   return "\n".join(lines)
@@ -91,7 +96,7 @@ def main(argv):
     return
   adv = game.advise(pos, roll)
   print(json.dumps(adv.as_dict(), indent=1) if _JSON.value
-        else format_advice(adv, bank_min))
+        else format_advice(adv, bank_min, game))
 
 
 def _advice_by_scores(game, roll) -> str:

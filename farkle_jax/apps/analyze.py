@@ -33,7 +33,7 @@ from ml_collections import config_flags
 import farkle_jax  # noqa: F401  (enables float64 before any array)
 from farkle_jax.apps import command_line, progress
 from farkle_jax.game import roll_tables
-from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.rules import Rules
 from farkle_jax.solver import checkpointing, configuration, driver, memory
 from farkle_jax.strategy import catalog, evaluation, expected_score, figures
@@ -76,16 +76,18 @@ def _maxscore(ctx: catalog.Context) -> dict:
         f"{fig.sol.points_per_turn():.4f} points per turn, "
         f"P(turn ends in a farkle) = {fig.sol.farkle_rate():.6f}")
   print(f"V(n, t) = T(n, t) - t ('-': unreachable)\n"
-        f"{expected_score.format_gain_table(fig.sol, fig.reach, _T_LAST.value)}")
-  for n in range(N_DICE, 0, -1):
+        f"{expected_score.format_gain_table(fig.sol, fig.reach, _T_LAST.value, ctx.layout.dice_labels)}")
+  labels = ctx.layout.dice_labels
+  for n in range(len(labels), 0, -1):
     first, again = fig.thresholds[n]
-    print(f"n={n}: bank from t={first}"
+    print(f"n={labels[n - 1]}: bank from t={first}"
           + (f"; rolling optimal again at {again}" if again else ""))
-  _print_long_run(fig, ctx.layout.rules)
+  _print_long_run(fig, ctx.layout.rules, labels)
   return fig.as_dict()
 
 
-def _print_long_run(fig: figures.MaxScore, rules: Rules) -> None:
+def _print_long_run(fig: figures.MaxScore, rules: Rules,
+                    labels: tuple[str, ...]) -> None:
   lr = fig.long_run
   if not rules.has_penalty:
     print("long run: no farkle penalty, so every turn is the one above")
@@ -94,11 +96,11 @@ def _print_long_run(fig: figures.MaxScore, rules: Rules) -> None:
         f"farkles in a row: {lr.average:.4f} points per turn (policy "
         f"iteration, {lr.iterations} rounds)")
   for f, per in enumerate(fig.long_run_thresholds):
-    banks = ", ".join(f"{per[n][0]}" for n in range(N_DICE, 0, -1))
+    banks = ", ".join(f"{per[n][0]}" for n in range(len(labels), 0, -1))
     print(f"  after {f} farkle(s) in a row: a farkle is worth "
           f"{lr.farkle_points[f]:.2f} points; banks {lr.banked[f]:.4f} on "
           f"average, P(farkle) {lr.farkle_rate[f]:.6f}; bank from t = "
-          f"{banks} (n = 6..1)")
+          f"{banks} (n = {labels[-1]}..{labels[0]})")
 
 
 def _memorized(ctx: catalog.Context) -> dict:
@@ -333,6 +335,21 @@ def _pair_workdir(config, workdir: str) -> str:
 SEAT_COMMANDS = {"seats": _seats, "seated": _seated}
 
 
+# What works with dice that differ (rules.dice) or hands (rules.hands).
+DICE_COMMANDS = {"maxscore": "one hand (rules.dice)", "komi": "any dice"}
+
+
+def _check_dice(name: str) -> None:
+  rules = configuration.check(_CONFIG.value)[0]
+  if rules.dice_alike:
+    return
+  if name not in DICE_COMMANDS or (name == "maxscore" and rules.hands):
+    said = "; ".join(f"{k}: {v}" for k, v in DICE_COMMANDS.items())
+    raise configuration.ConfigError(
+        f"{name}: not yet for dice that differ or hands of their own "
+        f"(rules.dice, rules.hands); what works: {said}")
+
+
 def main(argv):
   names = list(COMMANDS) + list(SEAT_COMMANDS)
   if len(argv) != 2 or argv[1] not in names:
@@ -348,6 +365,7 @@ def main(argv):
     raise configuration.ConfigError(
         f"{name}: for exactly two players (rules.players = {players}); "
         "with more, use seats or seated")
+  _check_dice(name)
   if name in SEAT_COMMANDS:
     if name == "seated" and _GAMES.value > seated.MAX_GAMES:
       _usage("games", _GAMES.value, f"at most {seated.MAX_GAMES:,} for "

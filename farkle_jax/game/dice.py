@@ -125,16 +125,21 @@ def legend(spec: tuple) -> str:
   """What each letter of `labels` stands for, e.g. 'A = die 1 (1: 0.26,
   2: 0.12, ...), B = dice 2-6 (fair)'."""
   k = kinds(spec)
+  if len(k.counts) == 1:
+    return "six dice alike, " + _odds(k.chances[0]) + "; n = dice left"
   dice = per_die(spec)
   parts = []
   for i, ch in enumerate(k.chances):
     which = [j + 1 for j, d in enumerate(dice) if d == ch]
     name = (f"die {which[0]}" if len(which) == 1 else "dice " + ", ".join(
         map(str, which)))
-    odds = "fair" if ch == FAIR else ", ".join(
-        f"{f}: {float(p):.4g}" for f, p in enumerate(ch, start=1))
-    parts.append(f"{chr(65 + i)} = {name} ({odds})")
+    parts.append(f"{chr(65 + i)} = {name} ({_odds(ch)})")
   return "; ".join(parts)
+
+
+def _odds(chances: tuple[Fraction, ...]) -> str:
+  return "fair" if chances == FAIR else ", ".join(
+      f"{f}: {float(p):.4g}" for f, p in enumerate(chances, start=1))
 
 
 # The hands of a game: one for every player (`rules.hands`), or `rules.dice`

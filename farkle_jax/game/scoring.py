@@ -250,15 +250,25 @@ def hand_outcomes(rules: Rules, left: tuple[int, ...], hand: int = 0
 
 def _hand_options(rules, counts, left, index, roll) -> dict[int, int]:
   """{s': best points} of one roll (a multiset per kind)."""
-  values = _split_values(rules)
   best: dict[int, int] = {}
+  for subs, points in hand_keeps(rules, roll):
+    nxt = index[dice.next_state(counts, left, tuple(map(sum, subs)))]
+    best[nxt] = max(best.get(nxt, 0), points)
+  return best
+
+
+def hand_keeps(rules: Rules, roll: tuple[Counts, ...]
+               ) -> list[tuple[tuple[Counts, ...], int]]:
+  """Every way to set dice aside from a roll of dice that differ (a
+  multiset per kind, `dice.kinds`), with the points it is worth: (kept per
+  kind, points of the best split of their union); empty for a farkle."""
+  values = _split_values(rules)
+  out = []
   for subs in itertools.product(*(list(_sub_multisets(r)) + [(0,) * 6]
                                   for r in roll)):
     vals = values[_add(*subs)]
     if vals and any(map(any, subs)):
-      kept = tuple(sum(u) for u in subs)
-      nxt = index[dice.next_state(counts, left, kept)]
-      best[nxt] = max(best.get(nxt, 0), max(vals))
-  if not best and rules.nothing_roll and sum(left) == dice.HAND:
-    best = {index[counts]: rules.nothing_roll}
-  return best
+      out.append((subs, max(vals)))
+  if not out and rules.nothing_roll and sum(map(sum, roll)) == dice.HAND:
+    out = [(tuple(roll), rules.nothing_roll)]
+  return sorted(out)

@@ -329,9 +329,12 @@ def format_turn_table(game, scores, counts=None,
   columns n = 6..1; each cell the mover's win probability and B (bank) or
   R (roll)."""
   table = game.table(scores, counts, t_last)
+  names = table.get("dice", {}).get("columns") or range(6, 0, -1)
   lines = [f"scores {','.join(map(str, scores))} (player to move first), "
-           f"win probabilities {format_vector(table['win'])}",
-           "     t" + "".join(f"{f'n={n}':>10}" for n in range(6, 0, -1))]
+           f"win probabilities {format_vector(table['win'])}"]
+  if "dice" in table:
+    lines.append(f"dice left, by letter: {table['dice']['legend']}")
+  lines.append("     t" + "".join(f"{f'n={n}':>10}" for n in names))
   for row in table["rows"]:
     cells = [f"{c['action'][0].upper()} {c['win'][0]:.5f}"
              for c in row["cells"]]

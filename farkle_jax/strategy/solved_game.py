@@ -22,6 +22,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from farkle_jax.game import final_round, roll_tables, scoring
+from farkle_jax.game import hand_rolls
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import queries, results
 
@@ -92,18 +93,24 @@ def dice_count(n: int) -> str:
   return "1 die" if n == 1 else f"{n} dice"
 
 
-def parse_dice(text: str) -> tuple[int, ...]:
-  """'6,5,3' or '6 5 3' or '653' -> (6, 5, 3); PositionError if not dice."""
+def parse_dice(text: str) -> tuple:
+  """'6,5,3' or '6 5 3' or '653' -> (6, 5, 3); with dice that differ, each
+  face after its die's letter (`dice.labels`): 'A1,B5,B3' -> ('A1', 'B5',
+  'B3'); PositionError if not dice."""
   parts = text.replace(",", " ").split()
-  if len(parts) == 1 and len(parts[0]) > 1:
+  if len(parts) == 1 and len(parts[0]) > 1 and parts[0].isdigit():
     parts = list(parts[0])
+  if parts and all(len(p) == 2 and p[0].isalpha() and p[1].isdigit()
+                   for p in parts):
+    return tuple(p.upper() for p in parts)
   try:
     faces = tuple(int(p) for p in parts)
   except ValueError:
     faces = ()
   if not faces:
     raise PositionError(f"roll {text!r}: expected the faces of the dice, "
-                        "e.g. 6,5,3,3,3,2")
+                        "e.g. 6,5,3,3,3,2 (dice that differ: a letter per "
+                        "die, e.g. A1,B5,B3)")
   return faces
 
 
@@ -119,6 +126,12 @@ def _check_roll(roll: Sequence[int], n: int) -> tuple[int, ...]:
   return roll
 
 
+def _ranked(choices: list[Choice]) -> tuple[Choice, ...]:
+  """Best first: win probability, then points, then dice kept."""
+  return tuple(sorted(choices,
+                      key=lambda c: (-c.win, -c.points, -len(c.kept))))
+
+
 class SolvedGame:
   """The queries of one solved run."""
 
@@ -130,7 +143,8 @@ class SolvedGame:
     self.turns = queries.Turns(run.w0, run.layout, run.roll)
     self._padded = run.layout.padded_start(run.w0)
     self._reach = functools.lru_cache(maxsize=64)(
-        lambda bi: queries.reachable(self.layout, self.run.roll, bi))
+        lambda bi, f: queries.reachable(self.layout, self.run.roll, bi,
+                                        f if self.rules.hands else 0))
 
   @classmethod
   def load(cls, workdir: str, allow_unconverged: bool = False
@@ -167,8 +181,10 @@ class SolvedGame:
       if not 0 <= v < lay.num_farkle:
         raise PositionError(f"{name}={v} is not a farkle count of these "
                             f"rules: allowed are 0..{lay.num_farkle - 1}")
-    if not 1 <= p.n <= N_DICE:
-      raise PositionError(f"n={p.n}: the dice to roll are 1..6")
+    hand = lay.hand_states(p.f if self.rules.hands else 0)
+    if p.n not in hand:
+      raise PositionError(f"n={p.n}: the dice to roll are {hand[0]}.."
+                          f"{hand[-1]} (dice states: {self.dice_words()})")
     if p.t < 0 or p.t % lay.unit:
       raise PositionError(f"t={p.t}: a turn total is a multiple of "
                           f"{lay.unit}, at least 0")
@@ -176,7 +192,7 @@ class SolvedGame:
     if t > lay.t_max(bi):
       raise PositionError(f"t={p.t}: with b={p.b} the turn total already "
                           f"reaches the goal {self.rules.goal}; bank to win")
-    if not self._reach(bi)[t, p.n - 1]:
+    if not self._reach(bi, p.f)[t, p.n - 1]:
       raise PositionError(
           f"t={p.t} with n={p.n} dice to roll cannot be reached: a turn "
           "starts at t=0 with 6 dice and each roll adds what the dice set "
@@ -217,10 +233,18 @@ class SolvedGame:
     bank = float(lay.bank_values(self._padded, fields, t + 1)[0, t])
     return Decision(bank, roll, "bank" if bank >= roll else "roll")
 
-  def advise(self, p: Position, roll: Sequence[int]) -> Advice:
-    """Every way to set dice aside from `roll` (faces 1..6 of p.n dice),
-    best first, and bank or roll after the best one."""
-    roll = _check_roll(roll, p.n)
+  def advise(self, p: Position, roll: Sequence) -> Advice:
+    """Every way to set dice aside from `roll` (faces 1..6 of p.n dice;
+    with dice that differ, 'A1'-style faces of the mover's dice left,
+    which give p.n), best first, and bank or roll after the best one."""
+    if self.rules.dice_alike:
+      roll = _check_roll(roll, p.n)
+    else:
+      try:
+        hand = hand_rolls.parse(self.rules, self.layout, p.f, roll)
+      except ValueError as e:
+        raise PositionError(str(e)) from None
+      p, roll = p._replace(n=hand.state), hand.roll
     key, bi, _ = self._key(p)
     lay, values = self.layout, self.turns.of(key).value
     top = int(lay.t_max(bi))
@@ -229,7 +253,11 @@ class SolvedGame:
       u = t2 // lay.unit
       return (1.0, True) if u > top else (float(values[u, n2 - 1]), False)
 
-    choices = self._choices(roll, p.n, p.t, worth)
+    choices = (self._choices(roll, p.n, p.t, worth) if self.rules.dice_alike
+               else _ranked([Choice(kept, pts, p.t + pts, n2,
+                                    *worth(p.t + pts, n2))
+                             for kept, pts, n2 in hand_rolls.options(
+                                 self.rules, hand)]))
     if not choices:
       return Advice(p, roll, (), self._after_farkle(key), None)
     best = choices[0]
@@ -269,14 +297,28 @@ class SolvedGame:
       faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
       choices.append(Choice(faces, points, t + points, n2,
                             *worth(t + points, n2)))
-    return tuple(sorted(choices,
-                        key=lambda c: (-c.win, -c.points, -len(c.kept))))
+    return _ranked(choices)
 
   def _after_farkle(self, key: int) -> float:
     """W of the player who farkled: 1 - W0 of the opponent's next key."""
     lay = self.layout
     nxt = lay.farkle_index(lay.key_fields(np.array([key])))
     return float(1 - self.run.w0.reshape(-1)[nxt[0]])
+
+  def dice_words(self, n: int | None = None) -> str:
+    """Dice state n in words ('2 dice', or 'dice ABBBB' where the dice
+    differ, `dice.labels`); without n, every state of the hands."""
+    if n is None:
+      return ", ".join(f"{i} = {x}" for i, x in enumerate(
+          self.layout.dice_labels, start=1))
+    if self.rules.dice_alike:
+      return dice_count(n)
+    return f"dice {self.dice_label(n)}"
+
+  def dice_label(self, n: int) -> str:
+    """Dice state n in a few letters ('5'; 'ABBBB' where the dice differ;
+    under rules.hands, of the mover's hand)."""
+    return self.layout.dice_labels[n - 1].split(":")[-1]
 
   # The seat-shaped queries every solved game answers (`SeatGame` too):
   # scores and farkle counts in turn order from the player to move, every
@@ -292,6 +334,8 @@ class SolvedGame:
       raise PositionError(f"scores {','.join(map(str, scores))}: expected "
                           "2 banked scores (and farkle counts), the player "
                           "to move first")
+    if n == N_DICE and not self.rules.dice_alike:   # the whole hand
+      n = int(self.layout.start_state(int(f)))
     return Position(int(scores[0]), int(scores[1]), int(f), int(e), t, n)
 
   def win_probabilities(self, scores: Sequence[int],
@@ -336,14 +380,18 @@ class SolvedGame:
     the better one, and whether any turn reaches it."""
     p = self._at(scores, counts)
     raw = self.turn_table(p.b, p.d, p.f, p.e, t_last)
+    columns = list(zip(raw["states"], raw["columns"]))
     rows = [{"t": r["t"], "cells": [
-        {"n": n, "action": r["action"][str(n)], "reachable":
-         n not in r["unreachable"], "win": [r["W"][str(n)],
-                                            1.0 - r["W"][str(n)]]}
-        for n in range(N_DICE, 0, -1)]} for r in raw["rows"]]
-    return {"scores": list(scores), "counts": [p.f, p.e],
-            "win": self.win_probabilities(scores, counts).tolist(),
-            "rows": rows}
+        {"n": n, "action": r["action"][c], "reachable":
+         n not in r["unreachable"], "win": [r["W"][c], 1.0 - r["W"][c]]}
+        for n, c in columns]} for r in raw["rows"]]
+    out = {"scores": list(scores), "counts": [p.f, p.e],
+           "win": self.win_probabilities(scores, counts).tolist(),
+           "rows": rows}
+    if not self.rules.dice_alike:   # the dice states by name
+      out["dice"] = {"columns": [self.dice_label(n) for n, _ in columns],
+                     "legend": raw["dice"]}
+    return out
 
   # A game in play (`strategy.match`) asks by key: (b, d, f, e) indices as
   # the player to move sees them, as `SeatGame` answers by its keys.
@@ -378,7 +426,7 @@ class SolvedGame:
     return self.decision(self._position_at(key, t, n))
 
   def bank_minimum_at(self, key) -> int:
-    p = self._position_at(key, 0, N_DICE)
+    p = self._position_at(key, 0, int(self.layout.start_state(key[2])))
     return self.bank_minimum(p.b, p.b_on)
 
   def after_bank(self, key, t: int) -> tuple[int, ...]:
