@@ -578,28 +578,38 @@ def hand_distribution(rules: str, hand: tuple, left: tuple):
   sets: dict[tuple, Fraction] = {}
   farkle = Fraction(0)
   live = [[f for f in range(1, 7) if hand[i][f - 1]] for i in left]
-  masks = [[j for j in range(len(left)) if m >> j & 1]
-           for m in range(1, 2 ** len(left))]
   for faces in itertools.product(*live):
     p = Fraction(1)
     for i, f in zip(left, faces):
       p *= hand[i][f - 1]
-    options: dict[tuple, int] = {}
-    for used in masks:
-      counts = [0] * 6
-      for j in used:
-        counts[faces[j] - 1] += 1
-      pts = best_points(rules, tuple(counts))
-      if pts > NEG:
-        rest = tuple(x for j, x in enumerate(left) if j not in used)
-        rest = rest or tuple(range(6))
-        options[rest] = max(options.get(rest, 0), int(pts))
+    options = hand_options(rules, left, faces)
     if not options:
       farkle += p
     else:
       key = tuple(sorted(options.items()))
       sets[key] = sets.get(key, 0) + p
   return farkle, sets
+
+
+@functools.lru_cache(maxsize=None)
+def _subsets(k: int) -> list[list[int]]:
+  return [[j for j in range(k) if m >> j & 1] for m in range(1, 2 ** k)]
+
+
+def hand_options(rules: str, left: tuple, faces: tuple) -> dict:
+  """{dice positions left after: best points} of one ordered roll of the
+  dice at positions `left` showing `faces`."""
+  options: dict[tuple, int] = {}
+  for used in _subsets(len(left)):
+    counts = [0] * 6
+    for j in used:
+      counts[faces[j] - 1] += 1
+    pts = best_points(rules, tuple(counts))
+    if pts > NEG:
+      rest = tuple(x for j, x in enumerate(left) if j not in used)
+      rest = rest or tuple(range(6))
+      options[rest] = max(options.get(rest, 0), int(pts))
+  return options
 
 
 def _hands(rules: str, hand: tuple):

@@ -4,18 +4,21 @@ Carlo play with the weighted faces, and fair dice left as they were."""
 
 import importlib
 import random
+import subprocess
+import sys
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import reference
-from conftest import solved_once
+from conftest import ROOT, solved_once
 from farkle_jax.game import dice as dice_lib
 from farkle_jax.game import roll_tables, scoring
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.solver import configuration, results
-from farkle_jax.strategy import expected_score, match
+from farkle_jax.strategy import expected_score, match, seat_game
+from farkle_jax.strategy import solved_game
 
 # A die that shows 1 and 5 more often (0.26 each), written as the fractions
 # the decimals are; and one that never shows 2 or 6.
@@ -204,11 +207,14 @@ def test_hand_roll_probabilities_equal_the_ordered_enumeration():
 
 
 def test_a_hand_solve_equals_the_plain_reference(tmp_path_factory):
+  """Both players with HAND: the reference's match-up of HAND against
+  itself (its solve of two hands, `test_each_players_hand_...`)."""
   config = _kcd(goal=300, dice=HAND_DICE)
   config.solver.tol = 1e-15
   w0 = results.load(solved_once(tmp_path_factory, "kcd_hand", config))[0]
-  ref = reference.solve_hands("kcd", 300, (HAND,))
-  np.testing.assert_allclose(w0, ref, rtol=0, atol=1e-12)
+  ref = reference.solve_hands("kcd", 300, (HAND, HAND2))
+  np.testing.assert_allclose(w0[..., 0, 0], ref[..., 0, 0], rtol=0,
+                             atol=1e-12)
 
 
 def test_a_hand_expected_score_equals_the_plain_recursion():
@@ -234,3 +240,90 @@ def test_each_players_hand_equals_the_plain_reference(tmp_path_factory):
   np.testing.assert_allclose(w0, ref, rtol=0, atol=1e-12)
   summary = results.load(workdir)[3]
   assert summary["first_player_win"] == w0[0, 0, 0, 1]
+
+
+@pytest.fixture(scope="module")
+def hands_game(tmp_path_factory):
+  config = _kcd(goal=300, hands=(HAND_DICE, HAND2_DICE))
+  config.solver.tol = 1e-15
+  return solved_game.SolvedGame.load(
+      solved_once(tmp_path_factory, "kcd_hands", config))
+
+
+def test_advice_keeps_what_the_plain_scorer_offers(hands_game):
+  """A roll of the second player's dice: every way to keep dice, against
+  the reference's options of the same faces at the same positions; each
+  choice is worth the solved value of where it leads."""
+  g, r = hands_game, hands_game.rules
+  k = dice_lib.kinds(r.hands[1])              # A: ODD x2, B: MUTE, C: fair
+  roll = ("A1", "A5", "B2", "C5", "C3", "C3")
+  adv = g.advise(solved_game.Position(0, 50, f=1, e=0), roll)
+  states = dice_lib.states(k.counts)
+  start = int(g.layout.start_state(1)) - len(states)
+  mine = {}
+  for c in adv.choices:
+    mine[c.n - start] = max(mine.get(c.n - start, 0), c.points)
+    assert c.win == g.win_probability(solved_game.Position(
+        0, 50, f=1, e=0, t=c.t, n=c.n)) or c.wins_now
+  positions = (0, 1, 2, 3, 4, 5)      # dice 1, 2 ODD; 3 MUTE; 4-6 fair
+  options = reference.hand_options("kcd", positions, (1, 5, 2, 5, 3, 3))
+  theirs = {}
+  for rest, pts in options.items():
+    counts = tuple(sum(1 for i in rest if HAND2[i] == c) for c in k.chances)
+    s = states.index(counts) + 1
+    theirs[s] = max(theirs.get(s, 0), pts)
+  assert mine == theirs
+  assert [c.win for c in adv.choices] == sorted(
+      (c.win for c in adv.choices), reverse=True)
+
+
+def test_advise_and_table_from_the_command_line(hands_game):
+  out = subprocess.run(
+      [sys.executable, "-m", "farkle_jax.apps.advise", "--workdir",
+       hands_game.label, "--b", "0", "--d", "0", "--f", "0", "--e", "1",
+       "--roll", "A1,B6,B3,C3,C3,C2"],
+      cwd=ROOT, capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stderr
+  assert "rolled dice ABBCCC: A1,B6,B3,C3,C3,C2" in out.stdout
+  assert out.stdout.splitlines()[2].split()[-1] == "best"
+  with pytest.raises(solved_game.PositionError,
+                     match=r"each die is its letter \(A, B, C:"):
+    hands_game.advise(solved_game.Position(0, 0), ["D1"])
+  with pytest.raises(solved_game.PositionError, match="B never shows 5"):
+    hands_game.advise(solved_game.Position(0, 0), ["B5"])
+  text = seat_game.format_turn_table(hands_game, (0, 0), (0, 1))
+  assert "n=ABBCCC" in text and "A = die 1" in text
+
+
+def test_monte_carlo_turns_with_each_die_agree_with_the_solve(hands_game):
+  """Turns played from the opening by the advice, each die rolled with its
+  own chances: the mean of what each turn leaves (1 - the opponent's value
+  after it, 1 on a win) is the solved start value, within 3 standard
+  errors."""
+  g, rng = hands_game, random.Random(11)
+  kinds = dice_lib.kinds(g.rules.hands[1])
+  chances = [[float(p) for p in c] for c in kinds.chances]
+  labels = dice_lib.labels(g.rules.hands[1])
+  states = dice_lib.states(kinds.counts)
+  first = int(g.layout.start_state(1)) - len(states)
+  outcomes = []
+  for _ in range(1500):
+    t, n = 0, int(g.layout.start_state(1))
+    while True:
+      left = states[n - first - 1]
+      roll = [f"{chr(65 + k)}{rng.choices(range(1, 7), chances[k])[0]}"
+              for k, m in enumerate(left) for _ in range(m)]
+      adv = g.advise(solved_game.Position(0, 0, 1, 0, t), roll)
+      if not adv.choices:
+        outcomes.append(adv.farkle)
+        break
+      best, dec = adv.choices[0], adv.decision
+      if best.wins_now or dec.best == "bank":
+        outcomes.append(1.0 if best.wins_now else dec.bank)
+        break
+      t, n = best.t, best.n
+  exact = g.win_probability(solved_game.Position(0, 0, 1, 0))
+  x = np.array(outcomes)
+  assert abs(x.mean() - exact) < 3 * x.std() / np.sqrt(x.size), (
+      x.mean(), exact)
+  assert labels[-1] == "AABCCC"

@@ -72,6 +72,10 @@ def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
           at: Sequence[int] | None = None) -> MatchState:
   """A new game from banked scores b (first player) and d (second), or
   `at`: every seat's (points, seat order), for any number of players."""
+  if not game.rules.dice_alike:
+    raise PositionError("games against the computer are played with six "
+                        "dice alike for every player (not yet with "
+                        "rules.dice that differ or rules.hands)")
   if game.rules.final_round and game.rules.final_round_ties != "leader":
     raise PositionError("games against the computer play the final round "
                         "with final_round_ties = 'leader' only")

@@ -208,8 +208,15 @@ class SolvedGame:
       raise PositionError(str(e)) from None
     return int(self.layout.bank_floor(index) * self.layout.unit)
 
+  def _whole(self, p: Position) -> Position:
+    """Where the dice differ, n = 6 stands for the mover's whole hand."""
+    if p.n == N_DICE and not self.rules.dice_alike:
+      return p._replace(n=int(self.layout.start_state(p.f)))
+    return p
+
   def win_probability(self, p: Position) -> float:
     """W of the player to move at position `p`, both playing optimally."""
+    p = self._whole(p)
     key, _, t = self._key(p)
     return float(self.turns.of(key).value[t, p.n - 1])
 
@@ -219,6 +226,7 @@ class SolvedGame:
 
   def decision(self, p: Position) -> Decision:
     """Bank or roll at position `p`, with both win probabilities."""
+    p = self._whole(p)
     key, _, t = self._key(p)
     return self._decision(key, t, p.n)
 
@@ -334,9 +342,8 @@ class SolvedGame:
       raise PositionError(f"scores {','.join(map(str, scores))}: expected "
                           "2 banked scores (and farkle counts), the player "
                           "to move first")
-    if n == N_DICE and not self.rules.dice_alike:   # the whole hand
-      n = int(self.layout.start_state(int(f)))
-    return Position(int(scores[0]), int(scores[1]), int(f), int(e), t, n)
+    return self._whole(Position(int(scores[0]), int(scores[1]), int(f),
+                                int(e), t, n))
 
   def win_probabilities(self, scores: Sequence[int],
                         counts: Sequence[int] | None = None) -> np.ndarray:

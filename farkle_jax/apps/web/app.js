@@ -49,15 +49,15 @@ function cellColour(action, w) {
                            : `rgba(75, 123, 208, ${depth})`;
 }
 
-function tableCell(t, c) {
+function tableCell(t, c, name) {
   const where = `data-t="${t}" data-n="${c.n}"`;
   if (c.reachable === false)
-    return `<td class="cell unreachable" ${where} title="t=${t}, n=${c.n}: ` +
+    return `<td class="cell unreachable" ${where} title="t=${t}, n=${name}: ` +
            "cannot happen\">-</td>";
   const w = c.win[0];
   return `<td class="cell ${c.action}" ${where} data-w="${w}" ` +
          `style="background:${cellColour(c.action, w)}" title="t=${t}, ` +
-         `n=${c.n}: ${c.action}, win probability ${w.toFixed(6)} ` +
+         `n=${name}: ${c.action}, win probability ${w.toFixed(6)} ` +
          `(${players(c.win)})">${c.action === "bank" ? "B" : "R"}</td>`;
 }
 
@@ -69,11 +69,16 @@ async function showTable(event) {
   try {
     const table = await api("/api/table?" + query(
         document.getElementById("table-form")));
-    const head = "<tr><th>t</th>" + [6, 5, 4, 3, 2, 1].map(
+    // Dice that differ name their states by letter (table.dice).
+    const names = table.dice ? table.dice.columns : [6, 5, 4, 3, 2, 1];
+    const caption = table.dice ?
+        `<caption>dice left, by letter: ${table.dice.legend}</caption>` : "";
+    const head = "<tr><th>t</th>" + names.map(
         n => `<th>n=${n}</th>`).join("") + "</tr>";
-    grid.innerHTML = head + table.rows.map(row =>
+    grid.innerHTML = caption + head + table.rows.map(row =>
         `<tr><td class="t">${row.t}</td>` +
-        row.cells.map(c => tableCell(row.t, c)).join("") + "</tr>").join("");
+        row.cells.map((c, i) => tableCell(row.t, c, names[i])).join("") +
+        "</tr>").join("");
   } catch (e) {
     error.textContent = e.message;
   }
