@@ -327,3 +327,25 @@ def test_monte_carlo_turns_with_each_die_agree_with_the_solve(hands_game):
   assert abs(x.mean() - exact) < 3 * x.std() / np.sqrt(x.size), (
       x.mean(), exact)
   assert labels[-1] == "AABCCC"
+
+
+def test_the_catalog_holds_what_its_sources_print():
+  """Every named die: six exact chances summing to 1, each within 0.06
+  percentage points of the figure its pages print (rounded to 0.1), with
+  its sources; a die with a wild face is refused in one line."""
+  known = dice_lib.catalog()
+  assert {"lucky", "odd", "weighted", "holy_trinity"} <= set(known)
+  for name, die in known.items():
+    chances = [Fraction(x) for x in die["chances"]]
+    assert sum(chances) == 1 and len(chances) == 6, name
+    for p, printed in zip(chances, die["printed"]):
+      assert abs(float(p) * 100 - printed) < 0.06, (name, p, printed)
+    assert die["sources"] and all(u.startswith("https://")
+                                  for u in die["sources"])
+  assert dice_lib.per_die(("lucky",))[0] == tuple(
+      Fraction(x, 22) for x in (6, 1, 2, 3, 4, 6))
+  with pytest.raises(rules_lib.RulesError, match="wild face") as e:
+    rules_lib.minimal().replace(dice=("devils_head",))
+  assert "\n" not in str(e.value)
+  with pytest.raises(rules_lib.RulesError, match="not in the catalog"):
+    rules_lib.minimal().replace(hands=((), ("lucky", "lukcy")))

@@ -2,7 +2,10 @@
 
 `rules.dice` names the dice: `()` is six fair dice; six numbers are the face
 chances of six dice alike; a tuple of up to six such six-tuples lists the
-dice one by one, and the dice it does not list are fair. Dice with the same
+dice one by one, and the dice it does not list are fair. In that list a die
+may also be a name of the catalog (`farkle_jax/data/dice.json`: the loaded
+dice of Kingdom Come: Deliverance II, each with its sources), e.g.
+("lucky", "lucky"). Dice with the same
 chances are interchangeable, so a hand is a few *kinds* of dice with a
 count each, and what a turn needs to know of the dice still to roll is how
 many of each kind are left: a *dice state*. Six dice alike have the six
@@ -18,7 +21,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import math
+import os
 from fractions import Fraction
 from typing import Any, NamedTuple
 
@@ -28,8 +33,19 @@ FAIR = (Fraction(1, 6),) * 6
 MAX_DENOMINATOR = 10**12
 ALLOWED = ("() for six fair dice; six face chances (faces 1..6, each from 0 "
            "to 1, summing to 1) for six dice alike, e.g. (0.26, 0.12, 0.12, "
-           "0.12, 0.26, 0.12); or up to six such six-tuples, one per die "
-           "(the dice not listed are fair)")
+           "0.12, 0.26, 0.12); or up to six such six-tuples or catalog names "
+           "(farkle_jax/data/dice.json), one per die, e.g. ('lucky', "
+           "'lucky') (the dice not listed are fair)")
+CATALOG = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
+                       "dice.json")
+
+
+@functools.lru_cache(maxsize=1)
+def catalog() -> dict[str, dict[str, Any]]:
+  """The named dice: name -> {"name", "game", "chances" (fractions as
+  text), "printed", "sources", and "wild" for a die with a joker face}."""
+  with open(CATALOG, encoding="utf-8") as f:
+    return json.load(f)["dice"]
 
 
 def _number(x: Any) -> bool:
@@ -41,7 +57,7 @@ def problem(spec: Any) -> str | None:
   """What is wrong with a `rules.dice` value (None: nothing)."""
   if not isinstance(spec, tuple):
     return ALLOWED
-  if spec and all(isinstance(d, tuple) for d in spec):
+  if spec and all(isinstance(d, (tuple, str)) for d in spec):
     if len(spec) > HAND:
       return ALLOWED + f" (a hand has {HAND} dice; {len(spec)} listed)"
     for i, die in enumerate(spec, start=1):
@@ -53,7 +69,16 @@ def problem(spec: Any) -> str | None:
   return f"{ALLOWED} ({said})" if said else None
 
 
-def _die_problem(die: tuple) -> str | None:
+def _die_problem(die: tuple | str) -> str | None:
+  if isinstance(die, str):
+    known = catalog()
+    if die not in known:
+      return f"{die!r} is not in the catalog: {', '.join(sorted(known))}"
+    if "wild" in known[die]:
+      return (f"{die!r} has a wild face ({known[die]['wild']}), which the "
+              "model does not hold: every combination would be scored "
+              "again with the joker")
+    return None
   if len(die) != 6 or not all(_number(x) for x in die):
     return "not six numbers from 0 to 1"
   if abs(sum(die) - 1) > 1e-9:
@@ -67,13 +92,18 @@ def _exact(die: tuple) -> tuple[Fraction, ...]:
   return tuple(x / total for x in p)
 
 
+def _named(name: str) -> tuple[Fraction, ...]:
+  return tuple(Fraction(x) for x in catalog()[name]["chances"])
+
+
 def per_die(spec: tuple) -> tuple[tuple[Fraction, ...], ...]:
   """[6][6] the exact face chances of each die of the hand, in hand order."""
   if not spec:
     return (FAIR,) * HAND
-  if not isinstance(spec[0], tuple):
+  if not isinstance(spec[0], (tuple, str)):
     return (_exact(spec),) * HAND
-  listed = tuple(_exact(d) for d in spec)
+  listed = tuple(_named(d) if isinstance(d, str) else _exact(d)
+                 for d in spec)
   return listed + (FAIR,) * (HAND - len(listed))
 
 
@@ -133,7 +163,11 @@ def legend(spec: tuple) -> str:
     which = [j + 1 for j, d in enumerate(dice) if d == ch]
     name = (f"die {which[0]}" if len(which) == 1 else "dice " + ", ".join(
         map(str, which)))
-    parts.append(f"{chr(65 + i)} = {name} ({_odds(ch)})")
+    named = spec[k.first[i]] if (isinstance(spec[0], (tuple, str))
+                                 and k.first[i] < len(spec)) else None
+    odds = (f"{named}: {_odds(ch)}" if isinstance(named, str)
+            else _odds(ch))
+    parts.append(f"{chr(65 + i)} = {name} ({odds})")
   return "; ".join(parts)
 
 
