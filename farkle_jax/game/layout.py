@@ -107,6 +107,14 @@ class ScoreUnits:
       return self.dice_states + 0 * f
     return xp.asarray(dice.starts(self.rules.hand_specs), np.int32)[f]
 
+  def own_states(self, f, xp: ModuleType = np):
+    """The dice states of the mover's hand, per key's farkle field f (all
+    S with one hand for all): what a key's turn is made of."""
+    if not self.rules.hands:
+      return self.dice_states + 0 * f
+    sizes = np.diff((0,) + dice.starts(self.rules.hand_specs))
+    return xp.asarray(sizes, np.int32)[f]
+
   def hand_states(self, f: int) -> range:
     """The dice states (1..S) of the hand of farkle field f."""
     if not self.rules.hands:

@@ -118,6 +118,25 @@ def _check_hand(r: rules_lib.Rules, method: str) -> None:
           "with dice that differ in one hand (rules.dice)")
 
 
+def _slices(config, r: rules_lib.Rules) -> list[tuple[int, int, int, int]]:
+  slices = []
+  for sl in config.slices:
+    if not isinstance(sl, (tuple, list)) or len(sl) != 4:
+      _fail("slices", sl, "tuples (b, d, f, e): scores in points, counts")
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in sl):
+      _fail("slices", sl, "tuples (b, d, f, e) of integers")
+    b, d, f, e = sl
+    for name, v in (("b", b), ("d", d)):
+      if v % r.step or not r.low <= v < r.goal:
+        _fail("slices", sl, f"{name} a multiple of {r.step} in "
+              f"[{r.low}, {r.goal - r.step}]")
+    for name, v in (("f", f), ("e", e)):
+      if not 0 <= v < r.farkle_states:
+        _fail("slices", sl, f"{name} in [0, {r.farkle_states - 1}]")
+    slices.append((b, d, f, e))
+  return slices
+
+
 def check(config: ml_collections.ConfigDict
           ) -> tuple[rules_lib.Rules, Settings]:
   """Validates a config; returns the rules and the solver settings."""
@@ -150,21 +169,7 @@ def check(config: ml_collections.ConfigDict
   if config.memory_limit_gb is not None:
     _number("memory_limit_gb", config.memory_limit_gb, (int, float), 0,
             open_low=True)
-  slices = []
-  for sl in config.slices:
-    if not isinstance(sl, (tuple, list)) or len(sl) != 4:
-      _fail("slices", sl, "tuples (b, d, f, e): scores in points, counts")
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in sl):
-      _fail("slices", sl, "tuples (b, d, f, e) of integers")
-    b, d, f, e = sl
-    for name, v in (("b", b), ("d", d)):
-      if v % r.step or not r.low <= v < r.goal:
-        _fail("slices", sl, f"{name} a multiple of {r.step} in "
-              f"[{r.low}, {r.goal - r.step}]")
-    for name, v in (("f", f), ("e", e)):
-      if not 0 <= v < r.farkle_states:
-        _fail("slices", sl, f"{name} in [0, {r.farkle_states - 1}]")
-    slices.append((b, d, f, e))
+  slices = _slices(config, r)
   if config.memory_limit_gb is not None:
     config_limit = float(config.memory_limit_gb)
   else:

@@ -32,6 +32,7 @@ a stage are split over all devices of a mesh (`jax.shard_map`).
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -110,38 +111,40 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   slot = np.arange(len(cell)) - start
   G = int(slot.max()) + 1
 
-  keys = np.full((S, U, G), dummy, np.int64)
-  farkle = np.full((S, U, G), dummy, np.int64)
-  bank = np.zeros((S, U, G), np.int64)
-  warm = np.full((S, U, G), dummy, np.int64)
-  top = np.full((S, U), -1, np.int64)
+  at, shape = (stage, sub, slot), (S, U, G)
   pos = layout.padded_index(b, d, f, e)
-  keys[stage, sub, slot] = pos
-  first = np.full((S, U, G), layout.dice_states - 1, np.int64)
-  first[stage, sub, slot] = layout.start_state(f) - 1
-  warm[stage, sub, slot] = np.where(d + 1 < D,
-                                    layout.padded_index(b, d + 1, f, e), pos)
-  farkle[stage, sub, slot] = layout.padded_index(
-      *layout.farkle_fields((b, d, f, e)))
-  bank[stage, sub, slot] = layout.bank_base((b, d, f, e))
+  keys = _cells(shape, dummy, at, pos)
+  first = _cells(shape, layout.dice_states - 1, at,
+                 layout.start_state(f) - 1)            # the whole hands
+  warm = _cells(shape, dummy, at, np.where(
+      d + 1 < D, layout.padded_index(b, d + 1, f, e), pos))
+  farkle = _cells(shape, dummy, at, layout.padded_index(
+      *layout.farkle_fields((b, d, f, e))))
+  bank = _cells(shape, 0, at, layout.bank_base((b, d, f, e)))
+  top = np.full((S, U), -1, np.int64)
   np.maximum.at(top, (stage, sub), layout.t_max(b))
   partner = _partners(pos, farkle, stage, sub, slot, dummy)
-  guess = np.full((S, U, G), dummy, np.int64)
-  guess[stage, sub, slot] = _first_guesses(layout, (b, d, f, e), slopes)
-  states = np.zeros(S)
-  np.add.at(states, stage, (layout.t_max(b) + 1) * layout.dice_states)
-  t_max = np.zeros((S, U, G), np.int64)
-  t_max[stage, sub, slot] = layout.t_max(b)
+  guess = _cells(shape, dummy, at, _first_guesses(layout, (b, d, f, e),
+                                                  slopes))
+  states = np.bincount(stage, (layout.t_max(b) + 1) * layout.own_states(f),
+                       S)
+  t_max = _cells(shape, 0, at, layout.t_max(b))
   tables, exit_size, pass_steps = newton.build(
       layout, keys, farkle, layout.bank_position(bank, 0), t_max)
-  stages = StageTables(*(jnp.asarray(x, jnp.int32) for x in
-                         (keys, farkle, partner, bank, top)),
+  int32 = lambda x: jnp.asarray(x, jnp.int32)
+  stages = StageTables(*map(int32, (keys, farkle, partner, bank, top)),
                        work=jnp.asarray(states / layout.num_states),
-                       warm=jnp.asarray(warm, jnp.int32),
-                       first=jnp.asarray(first, jnp.int32),
-                       guess=jnp.asarray(guess, jnp.int32), newton=tables)
+                       warm=int32(warm), first=int32(first),
+                       guess=int32(guess), newton=tables)
   return stages, StagePlan(layout, relative, G, slopes,
                            newton_step and not slopes, exit_size, pass_steps)
+
+
+def _cells(shape, fill, at, values) -> np.ndarray:
+  """[S, U, G] int64: `values` at the cells `at`, `fill` elsewhere."""
+  out = np.full(shape, fill, np.int64)
+  out[at] = values
+  return out
 
 
 def _first_guesses(layout: StateLayout, fields, slopes: bool) -> np.ndarray:
@@ -341,10 +344,8 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
   row_passes = 2 if plan.newton else 1  # the turn pass, the forward pass
   map_steps = _map_steps(stages, row_passes)
   starts = jax.shard_map(
-      lambda v, x, base, top, first, roll: _turn_starts(
-          v, x, base, top, first, roll, plan),
-      mesh=mesh, in_specs=(P(), P("batch"), P("batch"), P("batch"),
-                           P("batch"), P()),
+      functools.partial(_turn_starts, plan=plan), mesh=mesh,
+      in_specs=(P(), *(P("batch"),) * 4, P()),
       out_specs=(P("batch"),) * 4, check_vma=False)
 
   def evaluate(s, vector, exits):

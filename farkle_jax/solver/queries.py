@@ -94,6 +94,13 @@ def reachable(layout: StateLayout, roll: roll_tables.RollTables,
   return reach
 
 
+def _check_counts(layout: StateLayout, f: int, e: int) -> None:
+  for name, v in (("f", f), ("e", e)):
+    if not 0 <= v < layout.num_farkle:
+      raise ValueError(f"{name}={v} is not a farkle count of these rules: "
+                       f"allowed are 0..{layout.num_farkle - 1}")
+
+
 def turn_table(w0: np.ndarray, layout: StateLayout,
                roll: roll_tables.RollTables, b: int, d: int, f: int, e: int,
                t_max: int | None = None) -> dict[str, Any]:
@@ -115,10 +122,7 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
     "unreachable" the states (n) no rolls reach.
   """
   bi, di = layout.index_of(b, "b"), layout.index_of(d, "d")
-  for name, v in (("f", f), ("e", e)):
-    if not 0 <= v < layout.num_farkle:
-      raise ValueError(f"{name}={v} is not a farkle count of these rules: "
-                       f"allowed are 0..{layout.num_farkle - 1}")
+  _check_counts(layout, f, e)
   if t_max is not None and (t_max < 0 or t_max % layout.unit):
     raise ValueError(f"t_max={t_max}: expected a turn total >= 0, a "
                      f"multiple of {layout.unit}")
