@@ -77,7 +77,9 @@ def row(k: int) -> dict:
           "farkle_rate": turn.farkle_rate(), "win_first": first,
           "win_second": second, "win_average": (first + second) / 2,
           "fair_first": float(w0[lay.opening_key()[:2] + (0, 0)]),
-          "seconds": time.time() - start}
+          "model_states": lay.num_states,
+          "solve_seconds": run.summary.get("wall_seconds_this_process"),
+          "seconds_this_run": time.time() - start}
 
 
 def table(rows: list[dict], goal: int) -> str:
@@ -88,8 +90,10 @@ def table(rows: list[dict], goal: int) -> str:
       f"| {r['dice']} | {r['points_per_turn']:.2f} | {r['farkle_rate']:.4f} "
       f"| {r['win_first']:.4f} | {r['win_second']:.4f} | "
       f"{r['win_average']:.4f} |" for r in rows]
-  return (f"Against six fair dice, to {goal} points "
-          f"({dice.legend((_DIE.value,))}):\n\n" + "\n".join(lines) + "\n")
+  die = dice.catalog()[_DIE.value]
+  return (f"Against six fair dice, to {goal} points; the {die['name']} "
+          f"shows 1..6 with chances {', '.join(die['chances'])}:\n\n"
+          + "\n".join(lines) + "\n")
 
 
 def main(argv):
@@ -102,7 +106,7 @@ def main(argv):
     print(f"[{i + 1}/{len(counts)}] {k} {_DIE.value} dice: win "
           f"{rows[-1]['win_average']:.4f} on average, "
           f"{rows[-1]['points_per_turn']:.2f} points per turn "
-          f"({rows[-1]['seconds']:.1f} s)", flush=True)
+          f"({rows[-1]['seconds_this_run']:.1f} s)", flush=True)
   goal = configuration.check(_CONFIG.value)[0].goal
   text = table(rows, goal)
   print(text)

@@ -10,9 +10,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from starlette.testclient import TestClient
 
 import reference
 from conftest import ROOT, solved_once
+from farkle_jax.apps import explorer
 from farkle_jax.game import dice as dice_lib
 from farkle_jax.game import roll_tables, scoring
 from farkle_jax.game import rules as rules_lib
@@ -349,3 +351,15 @@ def test_the_catalog_holds_what_its_sources_print():
   assert "\n" not in str(e.value)
   with pytest.raises(rules_lib.RulesError, match="not in the catalog"):
     rules_lib.minimal().replace(hands=((), ("lucky", "lukcy")))
+
+
+def test_the_explorer_serves_a_hands_run(hands_game):
+  web = TestClient(explorer.create_app(hands_game), base_url="http://localhost")
+  table = web.get("/api/table?scores=0,0&counts=1,0").json()
+  assert table["dice"]["columns"][0] == "AABCCC"
+  assert len(table["rows"][0]["cells"]) == 23
+  advice = web.get("/api/advice?scores=0,0&counts=1,0&roll=A1,A5,B2,C5,C3,C3")
+  assert advice.status_code == 200
+  assert advice.json()["choices"][0]["kept"][0].startswith("A")
+  bad = web.get("/api/advice?scores=0,0&counts=1,0&roll=A1,A1,A1")
+  assert bad.status_code == 400 and "the hand has" in bad.text
