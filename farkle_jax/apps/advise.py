@@ -25,12 +25,7 @@ _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run "
                                "(default: the shipped values, --shipped).")
 _SHIPPED = flags.DEFINE_enum("shipped", "facebook", solved_game.SHIPPED,
                              "Shipped solved values to use without --workdir.")
-_B = flags.DEFINE_integer("b", 0, "Banked score of the player to move.")
-_D = flags.DEFINE_integer("d", 0, "Banked score of the opponent.")
-_F = flags.DEFINE_integer("f", 0, "Farkle turns in a row, player to move "
-                           "(under rules.hands: their hand, 0 or 1).")
-_E = flags.DEFINE_integer("e", 0, "Farkle turns in a row, opponent (under "
-                           "rules.hands: their hand).")
+_B, _D, _F, _E = command_line.define_key_flags()
 _T = flags.DEFINE_integer("t", 0, "Turn total so far.")
 _N = flags.DEFINE_integer("n", 6, "Dice to roll (the roll's size).")
 _ROLL = flags.DEFINE_string("roll", None, "The dice rolled, e.g. 6,5,3,3,3,2 "

@@ -249,6 +249,17 @@ def refuse_given(names: tuple[str, ...], why: str) -> None:
     raise app.UsageError(f"{', '.join(given)}: {why}")
 
 
+def define_key_flags() -> tuple:
+  """--b, --d, --f, --e: a two-player start of turn (flag holders)."""
+  return (
+      flags.DEFINE_integer("b", 0, "Banked score of the player to move."),
+      flags.DEFINE_integer("d", 0, "Banked score of the opponent."),
+      flags.DEFINE_integer("f", 0, "Farkle turns in a row, player to move "
+                           "(under rules.hands: their hand, 0 or 1)."),
+      flags.DEFINE_integer("e", 0, "Farkle turns in a row, opponent (under "
+                           "rules.hands: their hand)."))
+
+
 def define_scores_flags() -> None:
   """--scores and --counts: a position of any number of players."""
   flags.DEFINE_string(

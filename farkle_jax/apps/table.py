@@ -18,12 +18,7 @@ from farkle_jax.solver import configuration, queries
 from farkle_jax.strategy import seat_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run.")
-_B = flags.DEFINE_integer("b", 0, "Banked score of the player to move.")
-_D = flags.DEFINE_integer("d", 0, "Banked score of the opponent.")
-_F = flags.DEFINE_integer("f", 0, "Farkle count of the player to move "
-                           "(under rules.hands: their hand, 0 or 1).")
-_E = flags.DEFINE_integer("e", 0, "Farkle count of the opponent (under "
-                           "rules.hands: their hand).")
+_B, _D, _F, _E = command_line.define_key_flags()
 _T_MAX = flags.DEFINE_integer(
     "t_max", None, "Last turn total to list (default: where every n banks; "
     "3,000 for more than two players).")
