@@ -19,7 +19,7 @@ from farkle_jax.game import dice as dice_lib
 from farkle_jax.game import roll_tables, scoring
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.solver import configuration, results
-from farkle_jax.strategy import expected_score, match, seat_game
+from farkle_jax.strategy import catalog, expected_score, match, seat_game
 from farkle_jax.strategy import solved_game
 
 # A die that shows 1 and 5 more often (0.26 each), written as the fractions
@@ -363,3 +363,44 @@ def test_the_explorer_serves_a_hands_run(hands_game):
   assert advice.json()["choices"][0]["kept"][0].startswith("A")
   bad = web.get("/api/advice?scores=0,0&counts=1,0&roll=A1,A1,A1")
   assert bad.status_code == 400 and "the hand has" in bad.text
+
+
+def test_a_game_against_the_computer_with_each_players_hand(hands_game):
+  """You hold hand 1, the computer hand 2: each die rolls its own faces
+  (never one its chances exclude), a best move gives nothing away, and a
+  roll of other dice than those to roll is refused."""
+  g, computer, moves = hands_game, match.Computer(hands_game), 0
+  for seed, first in ((0, match.PERSON), (1, match.COMPUTER),
+                      (2, match.PERSON)):
+    s, dice = match.start(g, first=first), match.Dice(seed, g.rules)
+    while s.phase != "over":
+      if s.mover == match.COMPUTER:
+        s = computer.step(s, dice.roll(s.n) if s.phase == "roll" else None)
+      elif s.phase == "roll":
+        rolled = dice.roll(s.n)
+        assert not {"B1", "B5", "A3", "A4"} & set(rolled)  # MUTE, ODD
+        s = match.roll(g, s, rolled)
+      elif s.phase == "keep":
+        s = match.keep(g, s, match.options(g, s)[0].kept)
+      else:
+        s = match.decide(g, s, g.decision_at(s.key, s.t, s.n).best)
+    assert match.summary(s)[0] < 1e-12
+    moves += len(s.moves)
+  assert moves
+  with pytest.raises(solved_game.PositionError, match="are to roll"):
+    match.roll(g, match.start(g), ("A1", "B2"))
+  with pytest.raises(catalog.StrategyError, match="optimal only"):
+    match.Computer(g, "maxscore")
+
+
+def test_a_web_game_with_dice_that_differ(hands_game):
+  web = TestClient(explorer.create_app(hands_game), base_url="http://localhost")
+  game = web.post("/api/games", json={"seed": 3}).json()
+  assert game["left"] == "dice ABBCCC" and game["phase"] == "roll"
+  game = web.post(f"/api/games/{game['id']}", json={"action": "roll"}).json()
+  if game["phase"] == "keep":
+    kept = game["options"][0]["dice"]
+    assert all(isinstance(x, str) and x[0] in "ABC" for x in kept)
+    after = web.post(f"/api/games/{game['id']}",
+                     json={"action": "keep", "dice": kept})
+    assert after.status_code == 200, after.text

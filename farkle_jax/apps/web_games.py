@@ -179,10 +179,11 @@ def _person_moves(game, g: _Game, body: dict[str, Any]) -> None:
 
 
 def _faces(dice: Any) -> bool:
-  """Whether a request's dice are a list of integers (faces are checked
-  by the game)."""
+  """Whether a request's dice are a list of faces: integers, or 'A1'-style
+  strings where the dice differ (the game checks them)."""
   return isinstance(dice, list) and all(
-      isinstance(x, int) and not isinstance(x, bool) for x in dice)
+      (isinstance(x, int) and not isinstance(x, bool))
+      or (isinstance(x, str) and len(x) == 2) for x in dice)
 
 
 def _waits(phase: str) -> str:
@@ -207,6 +208,7 @@ def _view(game, gid: str, g: _Game) -> dict[str, Any]:
           "names": list(names), "scores": list(scores),
           "mover": names[s.mover], "goal": game.rules.goal,
           "turn": s.turn, "t": s.t, "n": s.n, "dice": list(s.dice),
+          "left": match.dice_words(game, s.n),
           "bar": s.bar or None,
           "log": list(s.log), "options": [], "winner": None,
           "last_move": s.moves[-1]._asdict() | {"loss": s.moves[-1].loss}
@@ -215,7 +217,9 @@ def _view(game, gid: str, g: _Game) -> dict[str, Any]:
     options = sorted(match.options(game, s),
                      key=lambda c: (-c.points, len(c.kept)))
     view["options"] = [{"dice": list(c.kept), "points": c.points,
-                        "t": c.t, "n": c.n} for c in options]
+                        "t": c.t, "n": c.n,
+                        "left": match.dice_words(game, c.n)}
+                       for c in options]
   if s.phase == "over":
     total, worst = match.summary(s)
     view["winner"] = names[s.winner]

@@ -19,6 +19,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from farkle_jax.game import dice as dice_lib
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.rules import Rules
 from farkle_jax.strategy import catalog
@@ -72,10 +73,6 @@ def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
           at: Sequence[int] | None = None) -> MatchState:
   """A new game from banked scores b (first player) and d (second), or
   `at`: every seat's (points, seat order), for any number of players."""
-  if not game.rules.dice_alike:
-    raise PositionError("games against the computer are played with six "
-                        "dice alike for every player (not yet with "
-                        "rules.dice that differ or rules.hands)")
   if game.rules.final_round and game.rules.final_round_ties != "leader":
     raise PositionError("games against the computer play the final round "
                         "with final_round_ties = 'leader' only")
@@ -85,7 +82,10 @@ def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
     raise PositionError(f"a game of {players} players: {players} scores and "
                         f"a first seat from 0 to {players - 1}")
   key = game.opening_key(at[first:] + at[:first])
-  return MatchState(key, first, 0, N_DICE, (), "roll", None, 1, (),
+  if game.rules.hands:   # you hold hand 1 (rules.hands[0]), the computer 2
+    key = key[:2] + ((0, 1) if first == PERSON else (1, 0))
+  return MatchState(key, first, 0, _whole_hand(game, key), (), "roll", None,
+                    1, (),
                     (f"{names(players)[first]} to play first",),
                     players=players)
 
@@ -128,15 +128,16 @@ def roll(game: Game, s: MatchState, dice: Sequence[int]) -> MatchState:
   lost = game.key_scores(s.key)[0] - game.key_scores(fields)[-1]
   note = (f", and lost {lost} points for {game.rules.penalty_count} "
           "farkles in a row" if lost else "")
-  return _next_turn(s, fields, f"{who} rolled {text}: farkle{note}")
+  return _next_turn(game, s, fields, f"{who} rolled {text}: farkle{note}")
 
 
 def keep(game: Game, s: MatchState, kept: Sequence[int]) -> MatchState:
   """The player to move sets the dice `kept` aside (faces, any order)."""
   _expect(s, "keep")
   choices = options(game, s)
-  want = tuple(sorted(kept, reverse=True))
-  choice = next((c for c in choices if c.kept == want), None)
+  want = sorted(map(str, kept))
+  choice = next((c for c in choices if sorted(map(str, c.kept)) == want),
+                None)
   if choice is None:
     allowed = "; ".join(" ".join(map(str, c.kept)) for c in choices)
     raise PositionError(f"cannot keep {' '.join(map(str, kept)) or 'nothing'}"
@@ -150,8 +151,8 @@ def keep(game: Game, s: MatchState, kept: Sequence[int]) -> MatchState:
   s = s._replace(t=choice.t, n=choice.n, dice=(), moves=moves,
                  log=s.log + (f"{names(s.players)[s.mover]} kept "
                               f"{_faces(choice)}: "
-                              f"turn total {choice.t}, {dice_count(choice.n)} "
-                              "to roll",))
+                              f"turn total {choice.t}, "
+                              f"{dice_words(game, choice.n)} to roll",))
   if choice.wins_now:
     return _bank(game, s)
   if s.bar:
@@ -205,6 +206,11 @@ class Computer:
         raise catalog.StrategyError(
             f"opponent {name!r}: in a game solved by the seat engine "
             f"({game.players} players) the computer plays optimal only")
+    elif not game.rules.dice_alike:
+      if name != "optimal":
+        raise catalog.StrategyError(
+            f"opponent {name!r}: with dice that differ (rules.dice, "
+            "rules.hands) the computer plays optimal only")
     else:
       ctx = catalog.Context(game.layout, game.run.roll, game.run.w0)
       self.strategy = catalog.strategy(name, ctx)
@@ -249,17 +255,36 @@ class Computer:
 
 
 class Dice:
-  """Seeded dice: fair, or weighted as `rules.dice` says."""
+  """Seeded dice: fair, or weighted as `rules.dice` says; where the dice
+  differ (`rules.dice`, `rules.hands`), each die by its own chances."""
 
   def __init__(self, seed: int | None = None, rules: Rules | None = None):
     self._random = random.Random(seed)
+    self._rules = rules
     self._chances = ([float(p) for p in rules.face_chances]
-                     if rules is not None and rules.dice else None)
+                     if rules is not None and rules.dice_alike
+                     and rules.dice else None)
 
-  def roll(self, n: int) -> tuple[int, ...]:
+  def roll(self, n: int) -> tuple:
+    """n dice (faces); where the dice differ, dice state n ('A1'-style
+    faces, `game.hand_rolls`)."""
+    if self._rules is not None and not self._rules.dice_alike:
+      return self._roll_hand(n)
     if self._chances is None:     # the fair path keeps its seeded games
       return tuple(self._random.randint(1, 6) for _ in range(n))
     return tuple(self._random.choices(range(1, 7), self._chances, k=n))
+
+  def _roll_hand(self, n: int) -> tuple:
+    specs = self._rules.hand_specs
+    hand, left = dice_lib.table_states(specs)[n - 1]
+    kinds = dice_lib.kinds(specs[hand])
+    out = []
+    for k, (chances, m) in enumerate(zip(kinds.chances, left)):
+      faces = self._random.choices(range(1, 7), [float(p) for p in chances],
+                                   k=m)
+      out += [face if len(left) == 1 else f"{chr(65 + k)}{face}"
+              for face in faces]
+    return tuple(out)
 
 
 def _expect(s: MatchState, phase: str) -> None:
@@ -278,7 +303,7 @@ def _where(game: Game, s: MatchState) -> str:
   you, *others = scores(game, s)
   roll_text = f", rolled {' '.join(map(str, s.dice))}" if s.dice else ""
   return (f"turn {s.turn}, you {you} vs {', '.join(map(str, others))}, "
-          f"turn total {s.t} with {dice_count(s.n)}{roll_text}")
+          f"turn total {s.t} with {dice_words(game, s.n)}{roll_text}")
 
 
 def _bank(game: Game, s: MatchState) -> MatchState:
@@ -290,16 +315,29 @@ def _bank(game: Game, s: MatchState) -> MatchState:
         f"{who} banked {s.t}: {total} points, {who} won",))
   if reached:   # the final round (two players): one last turn
     other = NAMES[1 - s.mover]
-    s = _next_turn(s, (s.key[1], s.key[0], s.key[3], s.key[2]),
+    s = _next_turn(game, s, (s.key[1], s.key[0], s.key[3], s.key[2]),
                    f"{who} banked {s.t}: {total} points; {other} has one "
                    f"last turn to beat {total}")
     return s._replace(bar=total)
-  return _next_turn(s, game.after_bank(s.key, s.t),
+  return _next_turn(game, s, game.after_bank(s.key, s.t),
                     f"{who} banked {s.t}: {total} points")
 
 
-def _next_turn(s: MatchState, fields, text: str) -> MatchState:
+def _whole_hand(game: Game, key) -> int:
+  """The dice state a turn of `key` starts from (six dice alike: 6)."""
+  if game.rules.dice_alike:
+    return N_DICE
+  return int(game.layout.start_state(key[2]))
+
+
+def dice_words(game: Game, n: int) -> str:
+  """'5 dice', or where the dice differ the dice state ('dice ABBBB')."""
+  return dice_count(n) if game.rules.dice_alike else game.dice_words(n)
+
+
+def _next_turn(game: Game, s: MatchState, fields, text: str) -> MatchState:
   key = tuple(int(x) for x in fields)
-  return s._replace(key=key, mover=(s.mover + 1) % s.players, t=0, n=N_DICE,
+  return s._replace(key=key, mover=(s.mover + 1) % s.players, t=0,
+                    n=_whole_hand(game, key),
                     dice=(), phase="roll", turn=s.turn + 1,
                     log=s.log + (text,))

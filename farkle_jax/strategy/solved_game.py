@@ -241,10 +241,12 @@ class SolvedGame:
     bank = float(lay.bank_values(self._padded, fields, t + 1)[0, t])
     return Decision(bank, roll, "bank" if bank >= roll else "roll")
 
-  def advise(self, p: Position, roll: Sequence) -> Advice:
+  def advise(self, p: Position, roll: Sequence,
+             dice_state: bool = False) -> Advice:
     """Every way to set dice aside from `roll` (faces 1..6 of p.n dice;
     with dice that differ, 'A1'-style faces of the mover's dice left,
-    which give p.n), best first, and bank or roll after the best one."""
+    which give p.n; with `dice_state`, they must be those of state p.n),
+    best first, and bank or roll after the best one."""
     if self.rules.dice_alike:
       roll = _check_roll(roll, p.n)
     else:
@@ -252,6 +254,10 @@ class SolvedGame:
         hand = hand_rolls.parse(self.rules, self.layout, p.f, roll)
       except ValueError as e:
         raise PositionError(str(e)) from None
+      if dice_state and hand.state != p.n:
+        raise PositionError(f"roll {','.join(map(str, roll))}: these are "
+                            f"{self.dice_words(hand.state)}, but "
+                            f"{self.dice_words(p.n)} are to roll")
       p, roll = p._replace(n=hand.state), hand.roll
     key, bi, _ = self._key(p)
     lay, values = self.layout, self.turns.of(key).value
@@ -319,9 +325,8 @@ class SolvedGame:
     if n is None:
       return ", ".join(f"{i} = {x}" for i, x in enumerate(
           self.layout.dice_labels, start=1))
-    if self.rules.dice_alike:
-      return dice_count(n)
-    return f"dice {self.dice_label(n)}"
+    label = self.dice_label(n)
+    return dice_count(int(label)) if label.isdigit() else f"dice {label}"
 
   def dice_label(self, n: int) -> str:
     """Dice state n in a few letters ('5'; 'ABBBB' where the dice differ;
@@ -421,7 +426,8 @@ class SolvedGame:
 
   def choices_at(self, key, t: int, n: int, dice: Sequence[int]
                  ) -> tuple[Choice, ...]:
-    return self.advise(self._position_at(key, t, n), dice).choices
+    return self.advise(self._position_at(key, t, n), dice,
+                       dice_state=True).choices
 
   def last_turn_choices_at(self, key, bar: int, t: int, n: int,
                            dice: Sequence[int]) -> tuple[Choice, ...]:

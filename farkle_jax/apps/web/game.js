@@ -17,7 +17,10 @@ async function api(path, body) {
 }
 
 function pct(w) { return (100 * w).toFixed(2) + "%"; }
-function dice(faces) { return faces.map(f => FACES[f]).join(" "); }
+// Dice that differ come as 'A1'-style faces: shown as they are.
+function dice(faces) {
+  return faces.map(f => typeof f === "number" ? FACES[f] : f).join(" ");
+}
 
 // Playing the computer.
 async function newGame(event) {
@@ -52,7 +55,7 @@ function renderGame() {
       `${seats} (computer: ${game.opponent}), goal ${game.goal}. ` +
       `Turn ${game.turn}` + (game.phase === "over" ? "." :
       `, ${game.mover === "you" ? "yours" : game.mover}: turn total ` +
-      `${game.t}, ${game.n} dice.`) +
+      `${game.t}, ${game.left}.`) +
       (game.bar && game.phase !== "over" ? ` Last turn: beat ${game.bar}.` : "");
   document.getElementById("dice").textContent = dice(game.dice);
   const options = document.getElementById("options");
@@ -61,7 +64,7 @@ function renderGame() {
     const b = document.createElement("button");
     b.className = "option";
     b.textContent = `keep ${o.dice.join(" ")} \u2192 ${o.points} points ` +
-                    `(total ${o.t}, ${o.n} dice)`;
+                    `(total ${o.t}, ${o.left})`;
     b.onclick = () => move({action: "keep", dice: o.dice});
     options.appendChild(b);
   }
