@@ -117,7 +117,7 @@ def _turn(r, sol, rng) -> int:
 def test_monte_carlo_turns_agree_with_the_weighted_expected_score():
   r = _kcd_rules(dice=LUCKY_DICE)
   sol = expected_score.solve(r, roll_tables.build(r))
-  rng, n = random.Random(5), 8000
+  rng, n = random.Random(5), 5000
   points = np.array([_turn(r, sol, rng) for _ in range(n)])
   exact = sol.expected[0, 5]
   se = points.std() / np.sqrt(n)
