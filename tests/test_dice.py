@@ -404,3 +404,25 @@ def test_a_web_game_with_dice_that_differ(hands_game):
     after = web.post(f"/api/games/{game['id']}",
                      json={"action": "keep", "dice": kept})
     assert after.status_code == 200, after.text
+
+
+def test_analyze_maxscore_reports_each_players_hand(tmp_path):
+  out = subprocess.run(
+      [sys.executable, "-m", "farkle_jax.apps.analyze", "maxscore",
+       "--config", "configs/kcd.py", "--workdir", str(tmp_path),
+       "--config.rules.hands=((), ('lucky',))"],
+      cwd=ROOT, capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stderr
+  lines = out.stdout.splitlines()
+  heads = [i for i, l in enumerate(lines) if l.endswith("'s hand:")]
+  assert [lines[i] for i in heads] == ["player 1's hand:", "player 2's hand:"]
+  for i, dice in zip(heads, ((), ("lucky",))):
+    r = _kcd_rules(dice=dice)
+    points = expected_score.solve(r, roll_tables.build(r)).points_per_turn()
+    assert f"{points:.4f} points per turn" in lines[i + 1]
+  refused = subprocess.run(
+      [sys.executable, "-m", "farkle_jax.apps.analyze", "evaluate",
+       "--config", "configs/kcd.py", "--config.rules.dice=('lucky',)"],
+      cwd=ROOT, capture_output=True, text=True, timeout=300)
+  assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+  assert "not yet for dice that differ" in refused.stderr

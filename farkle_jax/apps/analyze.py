@@ -336,14 +336,14 @@ SEAT_COMMANDS = {"seats": _seats, "seated": _seated}
 
 
 # What works with dice that differ (rules.dice) or hands (rules.hands).
-DICE_COMMANDS = {"maxscore": "one hand (rules.dice)", "komi": "any dice"}
+DICE_COMMANDS = {"maxscore": "each hand", "komi": "any dice"}
 
 
 def _check_dice(name: str) -> None:
   rules = configuration.check(_CONFIG.value)[0]
   if rules.dice_alike:
     return
-  if name not in DICE_COMMANDS or (name == "maxscore" and rules.hands):
+  if name not in DICE_COMMANDS:
     said = "; ".join(f"{k}: {v}" for k, v in DICE_COMMANDS.items())
     raise configuration.ConfigError(
         f"{name}: not yet for dice that differ or hands of their own "
@@ -383,11 +383,27 @@ def main(argv):
         f"{name}: strategies are not yet evaluated or simulated with "
         "rules.final_round = True (the chaser's last turn); maxscore, "
         "memorized and komi work")
-  ctx = _context(_CONFIG.value, _WORKDIR.value, command.needs_optimal(),
-                 per_key=name not in PER_TURN)
-  out = {"command": name, **command.body(ctx)}
+  out = {"command": name, **_run(name, command)}
   if _WORKDIR.value:
     _save(_WORKDIR.value, name, out)
+
+
+def _run(name: str, command: Command) -> dict:
+  """The command's results; `maxscore` under rules.hands: one turn of
+  each player's hand, one after the other."""
+  config = _CONFIG.value
+  hands = config.rules.get("hands", ())
+  if name != "maxscore" or not hands:
+    return command.body(_context(config, _WORKDIR.value,
+                                 command.needs_optimal(),
+                                 per_key=name not in PER_TURN))
+  out = []
+  for i, hand in enumerate(hands, start=1):
+    one = config.copy_and_resolve_references()
+    one.rules.hands, one.rules.dice = (), hand
+    print(f"player {i}'s hand:")
+    out.append(command.body(_context(one, None, False, per_key=False)))
+  return {"hands": out}
 
 
 if __name__ == "__main__":

@@ -69,18 +69,18 @@ def _person(game, s: match.MatchState, dice: match.Dice | None
     if dice is not None:
       return match.roll(game, s, dice.roll(s.n))
     return _retry(lambda a: match.roll(game, s, solved_game.parse_dice(a)),
-                  f"roll {s.n} dice and type the faces: ")
+                  f"roll {match.dice_words(game, s.n)} and type the faces: ")
   if s.phase == "keep":
     # Listed by points, not by win probability: the list is no hint.
     options = sorted(match.options(game, s),
                      key=lambda c: (-c.points, len(c.kept), c.kept))
     for i, c in enumerate(options, 1):
       print(f"  {i}) keep {' '.join(map(str, c.kept)):<12} {c.points:>5} "
-            f"points -> turn total {c.t}, {solved_game.dice_count(c.n)}")
+            f"points -> turn total {c.t}, {match.dice_words(game, c.n)}")
     return _retry(lambda a: match.keep(game, s, _kept(a, options)),
                   f"keep which? [1-{len(options)} or the faces] ")
   return _retry(lambda a: match.decide(game, s, _action(a)),
-                f"turn total {s.t}, {solved_game.dice_count(s.n)}: "
+                f"turn total {s.t}, {match.dice_words(game, s.n)}: "
                 "[b]ank or [r]oll? ")
 
 
@@ -135,7 +135,8 @@ def play(game, computer: match.Computer, dice: match.Dice | None,
       _feedback(before, s)
     elif s.phase == "roll" and dice is None:
       s = _retry(lambda a: computer.step(s, solved_game.parse_dice(a)),
-                 f"{names[s.mover]} rolls {s.n} dice; type the faces: ")
+                 f"{names[s.mover]} rolls {match.dice_words(game, s.n)}; "
+                 "type the faces: ")
     else:
       s = computer.step(s, dice.roll(s.n) if dice and s.phase == "roll"
                         else None)
