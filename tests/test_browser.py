@@ -173,3 +173,32 @@ def test_a_game_is_played_to_the_end(page):
   assert "Game over:" in text and "gave away" in text
   _shot(page, "play.png")
 
+
+
+def test_the_dice_tab_solves_each_players_dice(tmp_path_factory, tmp_path,
+                                               page, server):
+  """Player 2 takes a lucky die in the Dice tab; once solved, the table
+  of a mover with that hand names the dice left by letter."""
+  import importlib
+  from conftest import solved_once
+  config = importlib.import_module("configs.kcd").get_config()
+  config.rules.goal = 300
+  run = solved_once(tmp_path_factory, "kcd_300", config)
+  with serving("--workdir", run, "--solve_dir", str(tmp_path)) as url:
+    try:
+      page.goto(url)
+      page.wait_for_selector("#table-grid td.cell")
+      page.click("#tab-dice")
+      page.fill("[name=hand2]", "lucky")
+      page.click("#dice-go")
+      page.wait_for_function("document.getElementById('dice-status')"
+                             ".textContent.startsWith('solved')",
+                             timeout=120_000)
+      page.click("#tab-table")
+      page.locator("#table-form select.count").first.select_option(
+          index=1)          # hand 2, the lucky one
+      page.click("#table-go")
+      page.wait_for_selector("#table-grid th:has-text('n=ABBBBB')")
+      assert "lucky" in page.inner_text("#table-grid caption")
+    finally:
+      page.goto(server)     # the other tests' page

@@ -15,6 +15,9 @@ game of any number of players (`SolvedGame` or `SeatGame`).
     POST /api/games, GET|POST /api/games/<id>
                                             a game against the computer
                                             (`web_games`)
+    POST /api/solve, GET /api/solve        each player's dice chosen in the
+                                            page, solved and then served
+                                            (`dice_solves`)
 
 Scores are in points and farkle counts in turns, one per player in turn
 order from the player to move; every win probability is a vector over the
@@ -34,7 +37,8 @@ from starlette.requests import Request
 from starlette.responses import FileResponse
 from starlette.routing import Route
 
-from farkle_jax.apps import web_games, web_guard
+from farkle_jax.apps import dice_solves, web_games, web_guard
+from farkle_jax.game import dice
 from farkle_jax.apps.web_games import BadRequest
 from farkle_jax.solver import results
 from farkle_jax.strategy import match
@@ -42,7 +46,7 @@ from farkle_jax.strategy.seat_game import parse_scores
 from farkle_jax.strategy.solved_game import parse_dice
 
 PAGE = os.path.join(os.path.dirname(__file__), "web")
-ASSETS = ("app.js", "game.js", "style.css")
+ASSETS = ("app.js", "game.js", "dice.js", "style.css")
 
 
 def _int(params, name: str, default: int) -> int:
@@ -58,11 +62,19 @@ def _int(params, name: str, default: int) -> int:
 class Explorer:
   """The endpoints over one solved game; its games live in `room`."""
 
-  def __init__(self, game):
+  def __init__(self, game, solve_dir: str | None = None):
     self.game = game
     self.lock = threading.Lock()   # the turn caches and the games are shared
     self.room = web_games.GameRoom(game)
     self.converged = results.convergence(game.summary)
+    self.solves = dice_solves.Solves(game.rules, solve_dir, self.serve)
+
+  def serve(self, game) -> None:
+    """Serves another solved game from now on (its games start afresh)."""
+    with self.lock:
+      self.game, self.room.game = game, game
+      self.room.games.clear()
+      self.converged = results.convergence(game.summary)
 
   def _position(self, q) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
     if "scores" not in q:
@@ -75,6 +87,8 @@ class Explorer:
   def info(self, request: Request) -> dict[str, Any]:
     game, rules = self.game, self.game.rules
     return {"players": game.players, "rules": rules.to_dict(),
+            "solves": self.solves.folder is not None,
+            "catalog": sorted(dice.catalog()),
             "source": _source(game.label), **self.converged,
             "goal": rules.goal, "step": rules.step, "low": rules.low,
             "high": rules.goal - rules.step,
@@ -110,11 +124,12 @@ class Explorer:
     return answer
 
 
-def create_app(game, hosts: frozenset[str] | None = web_guard.LOOPBACK
-               ) -> Starlette:
+def create_app(game, hosts: frozenset[str] | None = web_guard.LOOPBACK,
+               solve_dir: str | None = None) -> Starlette:
   """The explorer's app over one solved game, answering the Host names
-  `hosts` (`web_guard`)."""
-  ex = Explorer(game)
+  `hosts` (`web_guard`); with `solve_dir`, it solves each player's dice
+  chosen in the page there (`dice_solves`)."""
+  ex = Explorer(game, solve_dir)
   locked = lambda fn: web_games.under(ex.lock, fn)
 
   async def page(request: Request):
@@ -126,12 +141,17 @@ def create_app(game, hosts: frozenset[str] | None = web_guard.LOOPBACK
       raise BadRequest(f"no file {name!r}", 404)
     return FileResponse(os.path.join(PAGE, name))
 
+  async def solve(request: Request):
+    return ex.solves.start(await web_games.read_body(request))
+
   answer = web_games.json_endpoint
   return Starlette(routes=[
       Route("/", page), Route("/static/{name}", answer(asset, raw=True)),
       Route("/api/info", answer(locked(ex.info))),
       Route("/api/table", answer(locked(ex.table))),
       Route("/api/advice", answer(locked(ex.advice))),
+      Route("/api/solve", answer(ex.solves.get), methods=["GET"]),
+      Route("/api/solve", answer(solve, status=202), methods=["POST"]),
       *web_games.routes(ex.room, ex.lock),
   ], middleware=[Middleware(web_guard.Guard, hosts=hosts)],
       exception_handlers=web_guard.ERROR_HANDLERS)

@@ -5,6 +5,8 @@ computer, in a browser.
     python -m farkle_jax.apps.serve --workdir W --port 8080
     python -m farkle_jax.apps.serve --host 0.0.0.0       # reachable from others
     python -m farkle_jax.apps.serve --workdir W3         # a run of 3+ players
+    python -m farkle_jax.apps.serve --workdir runs/kcd --solve_dir runs/web
+                                     # the Dice tab: each player's dice
 
 It binds to localhost unless --host says otherwise. The JSON API behind the
 page (one page for any number of players) is described in `explorer` and in
@@ -28,6 +30,10 @@ _SHIPPED = flags.DEFINE_enum("shipped", "facebook", solved_game.SHIPPED,
 _HOST = flags.DEFINE_string("host", "127.0.0.1", "Address to bind (default: "
                             "this machine only).")
 _PORT = flags.DEFINE_integer("port", 8000, "Port to listen on.")
+_SOLVE_DIR = flags.DEFINE_string(
+    "solve_dir", None, "Where runs of each player's dice chosen in the page "
+    "go (the page's Dice tab solves the served rules with them; none: it "
+    "does not solve).")
 _ALLOW = flags.DEFINE_bool("allow_unconverged", False, "Serve a run that "
                            "stopped at max_iterations above its tolerance.")
 
@@ -41,7 +47,8 @@ def main(argv):
         f"--port={_PORT.value}: a port is 0..65535")
   game = farkle_jax.load(_WORKDIR.value, _SHIPPED.value, _ALLOW.value)
   game.advice((0,) * game.players)   # compiles the turn pass before serving
-  app_ = explorer.create_app(game, web_guard.allowed_hosts(_HOST.value))
+  app_ = explorer.create_app(game, web_guard.allowed_hosts(_HOST.value),
+                             _SOLVE_DIR.value)
   label = game.label if game.players == 2 else f"{game.players} players"
   if _HOST.value not in ("127.0.0.1", "localhost", "::1"):
     logging.warning("serving on %s: other machines can reach it", _HOST.value)

@@ -95,15 +95,17 @@ class GameRoom:
     return _view(self.game, gid, g)
 
 
-def json_endpoint(handler: Callable, raw: bool = False) -> Callable:
-  """An endpoint that answers JSON, and a 4xx with one line on bad input."""
+def json_endpoint(handler: Callable, raw: bool = False,
+                  status: int = 200) -> Callable:
+  """An endpoint that answers JSON (with `status`), and a 4xx with one
+  line on bad input."""
 
   async def endpoint(request: Request):
     try:
       out = handler(request)
       if hasattr(out, "__await__"):
         out = await out
-      return out if raw else JSONResponse(out)
+      return out if raw else JSONResponse(out, status_code=status)
     except BadRequest as e:
       return JSONResponse({"error": str(e)}, status_code=e.status)
     except (PositionError, catalog.StrategyError, ValueError) as e:

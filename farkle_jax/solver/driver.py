@@ -137,9 +137,12 @@ def _report(summary: dict[str, Any], progress: Progress, settings: Settings,
 
 
 def ensure(config: ml_collections.ConfigDict, workdir: str,
-           allow_unconverged: bool = False) -> results.Run:
+           allow_unconverged: bool = False,
+           on_chunk: Callable[[ChunkReport], None] | None = None
+           ) -> results.Run:
   """Loads the two-player run in `workdir` if it holds these rules solved to
-  the config's tolerance (or better); otherwise solves (resuming) and loads.
+  the config's tolerance (or better); otherwise solves (resuming, telling
+  `on_chunk` as `run` does) and loads.
 
   With `allow_unconverged`, a run that stops at max_iterations is loaded
   (marked so in its summary) instead of raising NotConverged.
@@ -157,7 +160,7 @@ def ensure(config: ml_collections.ConfigDict, workdir: str,
   except results.ResultsError as e:  # damaged: solved again (resuming)
     logging.warning("%s", e)
   try:
-    run(config, workdir)
+    run(config, workdir, on_chunk)
   except NotConverged:
     if not allow_unconverged:
       raise

@@ -342,7 +342,8 @@ class SolvedGame:
 
   def _at(self, scores: Sequence[int], counts: Sequence[int] | None,
           t: int = 0, n: int = N_DICE) -> Position:
-    f, e = tuple(counts) if counts else (0, 0)
+    # Under rules.hands the fields are the hands: player 1's moves first.
+    f, e = tuple(counts) if counts else (0, int(bool(self.rules.hands)))
     if len(scores) != 2 or (counts and len(counts) != 2):
       raise PositionError(f"scores {','.join(map(str, scores))}: expected "
                           "2 banked scores (and farkle counts), the player "
@@ -373,6 +374,9 @@ class SolvedGame:
     adv = self.advise(self._at(scores, counts, t, len(roll)), roll)
     out = {**head, "dice": list(roll), "choices": [
         {**c.as_dict(), "win": pair(c.win)} for c in adv.choices]}
+    if not self.rules.dice_alike:    # the dice left, by letter
+      for c in out["choices"]:
+        c["left"] = self.dice_label(c["n"])
     if adv.choices and not adv.choices[0].wins_now:
       best, dec = adv.choices[0], adv.decision
       out["then"] = {"t": best.t, "n": best.n, "best": dec.best,

@@ -12,11 +12,15 @@ function seatName(i) {
 
 function seatFields() {
   const counts = info.farkle_counts > 1;
+  // Under rules.hands the farkle fields say whose hand each player holds.
+  const hands = (info.rules.hands || []).length > 0;
   return [...Array(info.players).keys()].map(i =>
       `<label>${seatName(i)} <input class="score" type="number" value="0" ` +
-      `step="${info.step}"></label>` + (counts ? `<label>farkles ` +
-      `<select class="count">` + [...Array(info.farkle_counts).keys()].map(
-          k => `<option>${k}</option>`).join("") + "</select></label>" : "")
+      `step="${info.step}"></label>` + (counts ? `<label>` +
+      `${hands ? "hand" : "farkles"} <select class="count">` +
+      [...Array(info.farkle_counts).keys()].map(k => `<option value="${k}"` +
+          `${hands && k === i ? " selected" : ""}>${hands ? k + 1 : k}` +
+          "</option>").join("") + "</select></label>" : "")
   ).join(" ");
 }
 
@@ -132,7 +136,8 @@ async function advise(event) {
     const rows = a.choices.map((c, i) =>
         `<tr class="choice${i === 0 ? " best" : ""}"><td class="die">` +
         `${dice(c.kept)}</td><td>${c.kept.join(" ")}</td><td>${c.points}</td>` +
-        `<td>${c.t}</td><td>${c.n}</td>` + (c.wins_now ? `<td>wins</td>` +
+        `<td>${c.t}</td><td>${c.left || c.n}</td>` + (c.wins_now ?
+        `<td>wins</td>` +
         "<td></td>".repeat(info.players - 1) : c.win.map(
             w => `<td>${w.toFixed(6)}</td>`).join("")) +
         `<td>${i === 0 ? "best" : ""}</td></tr>`).join("");
@@ -167,6 +172,7 @@ async function start() {
   document.getElementById("dice-clear").onclick = () => {
     document.getElementById("advice-roll").value = "";
   };
+  initDice();
   await showTable();
 }
 

@@ -1,0 +1,50 @@
+// Loaded after game.js: each player's dice chosen in the page, solved by
+// the server (farkle_jax.apps.dice_solves) and then served by the page.
+"use strict";
+
+function initDice() {
+  const form = document.getElementById("dice-form");
+  const status = document.getElementById("dice-status");
+  form.querySelector("[name=goal]").value = info.goal;
+  document.getElementById("dice-catalog").textContent =
+      "Dice of the catalog: " + info.catalog.join(", ") +
+      ". Up to six per player, comma-separated; the rest are fair.";
+  if (!info.solves) {
+    status.textContent = "This server does not solve (start it with " +
+        "serve --solve_dir DIR).";
+    document.getElementById("dice-go").disabled = true;
+  }
+  form.onsubmit = solveDice;
+}
+
+async function solveDice(event) {
+  event.preventDefault();
+  const form = new FormData(document.getElementById("dice-form"));
+  const error = document.getElementById("dice-error");
+  error.textContent = "";
+  try {
+    await api("/api/solve", {hands: [form.get("hand1"), form.get("hand2")],
+                             goal: Number(form.get("goal"))});
+    await watchSolve();
+  } catch (e) {
+    error.textContent = e.message;
+  }
+}
+
+async function watchSolve() {
+  const status = document.getElementById("dice-status");
+  for (;;) {
+    const s = await api("/api/solve");
+    if (s.state === "running") {
+      status.textContent = `solving ${s.states.toLocaleString()} states: ` +
+          `sweep ${s.sweeps}, ${s.elapsed.toFixed(1)} s, ETA ${s.eta}`;
+      await new Promise(done => setTimeout(done, 500));
+      continue;
+    }
+    if (s.state === "failed") throw new Error(s.error);
+    await start();       // the served game changed: read it again
+    status.textContent = `solved: the first player wins ` +
+        `${pct(s.first_player_win)}; the page now shows these dice.`;
+    return;
+  }
+}
