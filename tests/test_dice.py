@@ -19,7 +19,8 @@ from farkle_jax.game import dice as dice_lib
 from farkle_jax.game import roll_tables, scoring
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.solver import configuration, results
-from farkle_jax.strategy import catalog, expected_score, match, seat_game
+from farkle_jax.strategy import catalog, evaluation, expected_score, match
+from farkle_jax.strategy import policies, seat_game, simulation
 from farkle_jax.strategy import solved_game
 
 # A die that shows 1 and 5 more often (0.26 each), written as the fractions
@@ -420,9 +421,32 @@ def test_analyze_maxscore_reports_each_players_hand(tmp_path):
     r = _kcd_rules(dice=dice)
     points = expected_score.solve(r, roll_tables.build(r)).points_per_turn()
     assert f"{points:.4f} points per turn" in lines[i + 1]
-  refused = subprocess.run(
-      [sys.executable, "-m", "farkle_jax.apps.analyze", "evaluate",
-       "--config", "configs/kcd.py", "--config.rules.dice=('lucky',)"],
-      cwd=ROOT, capture_output=True, text=True, timeout=300)
-  assert refused.returncode == 2 and refused.stderr.count("\n") == 1
-  assert "not yet for dice that differ" in refused.stderr
+  for command, says in (("goforit", "not yet for dice that differ"),
+                        ("evaluate", "--a=memorized: expected optimal")):
+    refused = subprocess.run(
+        [sys.executable, "-m", "farkle_jax.apps.analyze", command,
+         "--config", "configs/kcd.py", "--config.rules.dice=('lucky',)",
+         "--a", "memorized"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert says in refused.stderr, refused.stderr
+
+
+def test_strategies_with_each_players_hand_evaluate_and_simulate(hands_game):
+  """Exact evaluation of optimal against optimal gives the solved values
+  at every key; maximum-score play against it loses ground, and Monte
+  Carlo games (each turn starting from the mover's own hand) agree with
+  the exact values within 3 standard errors."""
+  g = hands_game
+  lay, roll, w0 = g.layout, g.run.roll, g.run.w0
+  best = policies.optimal(w0, lay, roll)
+  same = evaluation.evaluate(best, best, lay, roll)
+  np.testing.assert_allclose(same.a_to_move, w0, rtol=0, atol=1e-12)
+  assert abs(same.first - w0[0, 0, 0, 1]) < 1e-12
+  greedy = policies.max_score(lay, expected_score.solve(lay.rules, roll))
+  exact = evaluation.evaluate(greedy, best, lay, roll)
+  assert exact.first < same.first and exact.second < same.second
+  est = simulation.simulate(greedy, best, lay, roll, 20_000, seed=3)
+  for got, se, want in ((est.first, est.first_se, exact.first),
+                        (est.second, est.second_se, exact.second)):
+    assert abs(got - want) < 3 * se, (got, want, se)

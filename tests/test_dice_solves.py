@@ -41,16 +41,20 @@ def test_the_api_solves_each_players_dice_then_serves_them(kcd_run, tmp_path):
       ({"hands": ["", "lucky, luky"]}, 400, "'luky' is not in the catalog"),
       ({"hands": ["", "devils_head"]}, 400, "wild face"),
       ({"hands": ["", "lucky"], "goal": 50_000}, 413, "at most 12,000,000"),
-      ({"hands": ["", "lucky"], "goal": "x"}, 400, "goal='x'")):
+      ({"hands": ["", "lucky"], "goal": "x"}, 400, "goal='x'"),
+      ({"hands": ["", "0.5/0.5"], "goal": 300}, 400, "die 1: not six"),
+      ({"hands": ["", "a/b"], "goal": 300}, 400, "die 'a/b': a catalog")):
     answer = web.post("/api/solve", json=body)
     assert answer.status_code == code and says in answer.json()["error"]
     assert "\n" not in answer.json()["error"]
-  first = web.post("/api/solve", json={"hands": ["", "lucky"]})
+  first = web.post("/api/solve", json={
+      "hands": ["0.3/0.1/0.1/0.1/0.3/0.1", "lucky"]})
   assert first.status_code == 202 and first.json()["state"] == "running"
   status = _wait(web)
   assert status["state"] == "done" and status["sweeps"] >= 1
   info = web.get("/api/info").json()
-  assert info["rules"]["hands"] == [[], ["lucky"]] and info["goal"] == 300
+  assert info["rules"]["hands"] == [[[0.3, 0.1, 0.1, 0.1, 0.3, 0.1]],
+                                    ["lucky"]] and info["goal"] == 300
   table = web.get("/api/table?scores=0,0&counts=1,0").json()
   assert table["dice"]["columns"][0] == "ABBBBB"
   assert abs(status["first_player_win"] - info["seat_win"][0]) < 1e-12

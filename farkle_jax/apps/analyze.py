@@ -150,6 +150,9 @@ def _check_flags(rules: Rules) -> None:
              f"[{low}, {rules.goal - step}]")
   for name in (_A.value, _B.value):
     catalog.check_name(name, step)
+    if not rules.dice_alike and name.startswith(SIX_DICE_STRATEGIES):
+      _usage("a" if name == _A.value else "b", name, "optimal, maxscore or "
+             "bank:X with dice that differ (rules.dice, rules.hands)")
   if not 0 <= _K_MAX.value <= rules.goal or _K_MAX.value % step:
     _usage("k_max", _K_MAX.value, f"a score from 0 to the goal "
            f"{rules.goal}, a multiple of {step}")
@@ -336,7 +339,11 @@ SEAT_COMMANDS = {"seats": _seats, "seated": _seated}
 
 
 # What works with dice that differ (rules.dice) or hands (rules.hands).
-DICE_COMMANDS = {"maxscore": "each hand", "komi": "any dice"}
+DICE_COMMANDS = {"maxscore": "each hand", "komi": "any dice",
+                 "evaluate": "optimal, maxscore, bank:X",
+                 "simulate": "optimal, maxscore, bank:X"}
+# Strategies whose tables speak of n = 1..6 dice.
+SIX_DICE_STRATEGIES = ("memorized", "goforit:")
 
 
 def _check_dice(name: str) -> None:

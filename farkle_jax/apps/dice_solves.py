@@ -1,10 +1,11 @@
 """Each player's dice chosen in the web explorer, solved on request.
 
     POST /api/solve   {"hands": ["lucky, lucky", ""], "goal": 2000}
-                      solves the served rules with each player's hand (dice
-                      of the catalog, comma-separated, up to six; blank:
-                      six fair dice) and the goal given (default: the
-                      served one); 202 and the job's status
+                      solves the served rules with each player's hand (up
+                      to six dice, comma-separated: catalog names or six
+                      chances such as 0.3/0.1/0.1/0.1/0.3/0.1; the rest
+                      fair; blank: six fair dice) and the goal given
+                      (default: the served one); 202 and the job's status
     GET  /api/solve   the status: idle, running (sweeps, max change,
                       elapsed, ETA), done (the explorer now serves it) or
                       failed (one line)
@@ -34,6 +35,17 @@ from farkle_jax.solver import configuration, driver
 from farkle_jax.strategy.solved_game import SolvedGame
 
 MAX_STATES = 12_000_000   # about a minute on 2 CPU cores
+
+
+def _die(text: str):
+  """A catalog name, or six face chances written 0.3/0.1/0.1/0.1/0.3/0.1."""
+  if "/" not in text:
+    return text
+  try:
+    return tuple(float(x) for x in text.split("/"))
+  except ValueError:
+    raise BadRequest(f"die {text!r}: a catalog name or six chances of faces "
+                     "1..6, e.g. 0.3/0.1/0.1/0.1/0.3/0.1") from None
 
 
 class Solves:
@@ -75,7 +87,7 @@ class Solves:
         or not all(isinstance(h, str) for h in hands)):
       raise BadRequest("hands: two strings, each player's dice by catalog "
                        "name, e.g. [\"lucky, lucky\", \"\"] (blank: fair)")
-    specs = tuple(tuple(x.strip() for x in h.split(",") if x.strip())
+    specs = tuple(tuple(_die(x.strip()) for x in h.split(",") if x.strip())
                   for h in hands)
     if isinstance(goal, bool) or not isinstance(goal, int):
       raise BadRequest(f"goal={goal!r}: an integer number of points")

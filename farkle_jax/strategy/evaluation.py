@@ -32,7 +32,7 @@ import numpy as np
 from absl import logging
 
 from farkle_jax.game import roll_tables
-from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import memory
 from farkle_jax.strategy.policies import Strategy
 
@@ -61,27 +61,28 @@ class Result(NamedTuple):
 
 
 @functools.partial(jax.jit, static_argnames=("layout",))
-def _forward(prefer, bank, t_max, flat_opt, dice, prob, farkle_prob,
+def _forward(prefer, bank, t_max, start, flat_opt, dice, prob, farkle_prob,
              layout: StateLayout):
   """Turn outcome probabilities of k classes.
 
   Args:
-    prefer: [k, T + 1, 6] preferences; bank: [k, T + 1, 6] bool.
+    prefer: [k, T + 1, S] preferences; bank: [k, T + 1, S] bool.
     t_max: [k] last non-winning turn total (units).
+    start: [k] int32 the dice state each class's turn starts from.
     flat_opt: [R, J] int32 `layout.turn_offset` of each option.
     dice: [R] int32 dice of each score set (0-based); prob: [R].
-    farkle_prob: [6].
+    farkle_prob: [S].
     layout: the state layout (static).
   """
-  k, rows, _ = prefer.shape
+  k, rows, S = prefer.shape
   T = rows - 1
   flat_pref = prefer.reshape(k, -1)
   ar = jnp.arange(k)[:, None]
 
   def body(t, carry):
     mass, banked, win, farkle = carry
-    m = jax.lax.dynamic_index_in_dim(mass.reshape(k, rows, N_DICE), t, 1,
-                                     keepdims=False)        # [k, 6]
+    m = jax.lax.dynamic_index_in_dim(mass.reshape(k, rows, S), t, 1,
+                                     keepdims=False)        # [k, S]
     wins = t > t_max                                         # [k]
     b = jax.lax.dynamic_index_in_dim(bank, t, 1, keepdims=False)
     b = b & (t >= layout.bank_min) & ~wins[:, None]
@@ -100,12 +101,12 @@ def _forward(prefer, bank, t_max, flat_opt, dice, prob, farkle_prob,
     mass = mass.at[ar, target].add(w)
     return mass, banked, win, farkle
 
-  mass = jnp.zeros((k, rows * N_DICE), prefer.dtype)
-  mass = mass.at[:, layout.turn_offset(0, N_DICE)].set(1.0)
+  mass = jnp.zeros((k, rows * S), prefer.dtype)
+  mass = mass.at[jnp.arange(k), layout.turn_offset(0, start)].set(1.0)
   zeros = jnp.zeros((k,), prefer.dtype)
   mass, banked, win, farkle = jax.lax.fori_loop(
       0, T, body, (mass, jnp.zeros((k, rows), prefer.dtype), zeros, zeros))
-  win = win + mass.reshape(k, rows, N_DICE)[:, T].sum(1)
+  win = win + mass.reshape(k, rows, S)[:, T].sum(1)
   return banked, win, farkle
 
 
@@ -142,8 +143,9 @@ def turn_outcomes(strategy: Strategy, layout: StateLayout,
     bank = bank & (rows >= np.reshape(
         layout.bank_floor(strategy.class_b[sel_p]), (-1, 1, 1)))
     out = _forward(jnp.asarray(prefer, jnp.float64), jnp.asarray(bank),
-                   jnp.asarray(t_max, jnp.int32), *args,
-                   layout=layout)
+                   jnp.asarray(t_max, jnp.int32),
+                   jnp.asarray(strategy.start_states(layout, sel_p),
+                               jnp.int32), *args, layout=layout)
     outs.append([np.asarray(o)[:len(sel)] for o in out])
   full = [np.concatenate(x) for x in zip(*outs)]
   size = int(classes.max()) + 1
@@ -236,7 +238,7 @@ def evaluate_outcomes(out_a: Outcomes, cls_a: np.ndarray, out_b: Outcomes,
   """
   # Without a penalty a farkle swaps the scores within their level; with
   # one (even a penalty at every farkle, one farkle count) it may not.
-  if not layout.rules.has_penalty:
+  if not layout.rules.has_penalty and not layout.rules.hands:
     a, b = _solve_levels(out_a, cls_a, out_b, cls_b, layout)
   else:
     a, b = _iterate(out_a, cls_a, out_b, cls_b, layout, tol, max_iter)

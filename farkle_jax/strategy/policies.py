@@ -40,13 +40,21 @@ class Strategy:
     name: label for reports.
     class_of_key: [K] int, the class of each flat start-of-turn key.
     class_b: [C] int, banked-score index shared by the keys of each class.
-    policy: class ids [k] -> (prefer [k, T + 1, 6] float64,
-      bank [k, T + 1, 6] bool).
+    policy: class ids [k] -> (prefer [k, T + 1, S] float64,
+      bank [k, T + 1, S] bool).
+    class_f: [C] int, the mover's farkle field of each class's keys, where
+      it says whose hand the mover holds (`rules.hands`; None: any).
   """
   name: str
   class_of_key: np.ndarray
   class_b: np.ndarray
   policy: PolicyFn
+  class_f: np.ndarray | None = None
+
+  def start_states(self, layout: StateLayout, classes) -> np.ndarray:
+    """[k] the dice state each class's turns start from."""
+    f = 0 if self.class_f is None else self.class_f[classes]
+    return np.broadcast_to(layout.start_state(f), np.shape(classes))
 
 
 def layout_rows(layout: StateLayout, table: np.ndarray) -> np.ndarray:
@@ -59,17 +67,21 @@ def layout_rows(layout: StateLayout, table: np.ndarray) -> np.ndarray:
 
 def _by_b(layout: StateLayout, name: str, prefer: np.ndarray,
           bank: np.ndarray) -> Strategy:
-  """A strategy that ignores the scores (one class per banked score)."""
-  b = layout.key_fields()[0]
+  """A strategy that ignores the scores (one class per banked score, and
+  per mover's hand under `rules.hands`: a turn starts from that hand)."""
+  b, _, f, _ = layout.key_fields()
   prefer, bank = layout_rows(layout, prefer), layout_rows(layout, bank)
+  hands = len(layout.rules.hands) or 1
 
   def policy(classes):
     k = len(classes)
     return (np.broadcast_to(prefer, (k,) + prefer.shape),
             np.broadcast_to(bank, (k,) + bank.shape))
 
-  return Strategy(name, b.astype(np.int32),
-                  np.arange(layout.num_scores, dtype=np.int32), policy)
+  classes = np.arange(layout.num_scores * hands)
+  return Strategy(name, (b * hands + (f if hands > 1 else 0)).astype(np.int32),
+                  (classes // hands).astype(np.int32), policy,
+                  (classes % hands).astype(np.int32) if hands > 1 else None)
 
 
 def optimal(w0: np.ndarray, layout: StateLayout,
@@ -85,8 +97,8 @@ def optimal(w0: np.ndarray, layout: StateLayout,
   t = np.arange(layout.num_rows + 1)
 
   def policy(classes):
-    values = bellman.turn_values(w0, classes, layout, roll)   # [T+1, 6, k]
-    values = np.moveaxis(values, -1, 0)                       # [k, T+1, 6]
+    values = bellman.turn_values(w0, classes, layout, roll)   # [T+1, S, k]
+    values = np.moveaxis(values, -1, 0)                       # [k, T+1, S]
     fields = tuple(f[classes] for f in fields_all)
     bank_value = layout.bank_values(padded, fields, len(t))   # [k, T+1]
     floor = np.reshape(layout.bank_floor(fields[0]), (-1, 1))
@@ -95,7 +107,9 @@ def optimal(w0: np.ndarray, layout: StateLayout,
     return values, bank
 
   keys = np.arange(layout.num_keys, dtype=np.int32)
-  return Strategy("optimal", keys, fields_all[0].astype(np.int32), policy)
+  return Strategy("optimal", keys, fields_all[0].astype(np.int32), policy,
+                  fields_all[2].astype(np.int32) if layout.rules.hands
+                  else None)
 
 
 def max_score(layout: StateLayout, sol: expected_score.TurnSolution,

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from farkle_jax.game import roll_tables
-from farkle_jax.game.layout import N_DICE, StateLayout
+from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import memory
 from farkle_jax.strategy.policies import Strategy
 
@@ -30,8 +30,8 @@ MAX_GAMES = 10**8
 class Dense(NamedTuple):
   """A strategy's policy materialized for every class keys use."""
   class_of_key: np.ndarray  # [K] int32 dense class ids
-  prefer: np.ndarray        # [C, T + 1, 6] float64
-  bank: np.ndarray          # [C, T + 1, 6] bool
+  prefer: np.ndarray        # [C, T + 1, S] float64
+  bank: np.ndarray          # [C, T + 1, S] bool
 
 
 class Estimate(NamedTuple):
@@ -58,7 +58,7 @@ def dense(strategy: Strategy, layout: StateLayout, batch: int = 4096
   used, inverse = np.unique(strategy.class_of_key, return_inverse=True)
   rows = layout.num_rows + 1
   # float64 preferences and bool flags, and their concatenated copy.
-  need = 9 * 2 * len(used) * rows * N_DICE
+  need = 9 * 2 * len(used) * rows * layout.dice_states
   for on_device in (False, True):
     memory.check_arrays(need, f"the policy of {strategy.name!r}", on_device)
   prefer, bank = [], []
@@ -71,25 +71,27 @@ def dense(strategy: Strategy, layout: StateLayout, batch: int = 4096
 
 
 def _roll_sampler(roll: roll_tables.RollTables):
-  """[6, W] cumulative probabilities and row ids (-1: farkle) per n."""
-  width = max(int((roll.set_dice == n).sum()) for n in range(1, 7)) + 1
-  cdf = np.ones((N_DICE, width))
-  ids = np.full((N_DICE, width), -1, np.int32)
-  for n in range(1, N_DICE + 1):
+  """[S, W] cumulative probabilities and row ids (-1: farkle) per n."""
+  S = roll.dice_states
+  width = max(int((roll.set_dice == n).sum()) for n in range(1, S + 1)) + 1
+  cdf = np.ones((S, width))
+  ids = np.full((S, width), -1, np.int32)
+  for n in range(1, S + 1):
     rows = np.nonzero(roll.set_dice == n)[0]
     p = np.concatenate([[roll.farkle_prob[n - 1]], roll.set_prob[rows]])
     c = np.cumsum(p)
     cdf[n - 1, :len(c)] = c
     cdf[n - 1, len(c) - 1:] = 2.0   # the last outcome takes any rounding
     ids[n - 1, 1:len(c)] = rows
-    ids[n - 1, len(c):] = rows[-1]
+    ids[n - 1, len(c):] = rows[-1] if len(rows) else -1  # all farkle
   return jnp.asarray(cdf), jnp.asarray(ids)
 
 
 class _Games(NamedTuple):
   """Loop state of a batch of games; players by index 0 = A, 1 = B."""
   score: jax.Array    # [G, 2] int32 banked-score index of each player
-  farkles: jax.Array  # [G, 2] int32 farkle count of each player
+  farkles: jax.Array  # [G, 2] int32 farkle count of each player (under
+                      #   rules.hands: their hand)
   mover: jax.Array    # [G] int32 player to move
   t: jax.Array        # [G] int32 turn total, units
   n: jax.Array        # [G] int32 dice to roll
@@ -102,7 +104,7 @@ def _decide(pols, layout: StateLayout, k, t, n, t_opt, n_opt, mover):
   rows = layout.num_rows + 1
   prefs, banks = [], []
   for cls, pref, bank in pols:
-    c = cls[k] * rows * N_DICE
+    c = cls[k] * rows * layout.dice_states
     reached = layout.turn_offset(jnp.minimum(t_opt, layout.num_rows), n_opt)
     prefs.append(pref.reshape(-1)[c[:, None] + reached])
     banks.append(bank.reshape(-1)[c + layout.turn_offset(t, n)])
@@ -146,7 +148,8 @@ def _step(games: _Games, u, pols, roll_arrays, layout: StateLayout
       farkles=games.farkles.at[ar, p].set(upd(fm_new, fm)),
       mover=upd(jnp.where(ends, 1 - p, p), p),
       t=upd(jnp.where(ends, 0, t_new), t),
-      n=upd(jnp.where(ends, N_DICE, n_new), n),
+      n=upd(jnp.where(ends, layout.start_state(games.farkles[ar, 1 - p],
+                                               jnp), n_new), n),
       done=games.done | (live & wins),
       a_won=games.a_won | (live & wins & (p == 0)))
 
@@ -159,10 +162,14 @@ def _play(key, first_is_a, start, pols, roll_arrays, layout: StateLayout,
   g = first_is_a.shape[0]
   score = jnp.broadcast_to(start, (g, 2)).astype(jnp.int32)  # [first, second]
   zeros = jnp.zeros(g, jnp.int32)
+  # Under rules.hands the first player holds hand 1 (farkle field 0).
+  hands = jnp.asarray([0, 1] if layout.rules.hands else [0, 0], jnp.int32)
+  hands = jnp.broadcast_to(hands, (g, 2))
   games = _Games(score=jnp.where(first_is_a[:, None], score, score[:, ::-1]),
-                 farkles=jnp.zeros((g, 2), jnp.int32),
+                 farkles=jnp.where(first_is_a[:, None], hands,
+                                   hands[:, ::-1]),
                  mover=jnp.where(first_is_a, 0, 1), t=zeros,
-                 n=zeros + N_DICE, done=jnp.zeros(g, bool),
+                 n=zeros + layout.start_state(0, jnp), done=jnp.zeros(g, bool),
                  a_won=jnp.zeros(g, bool))
 
   def step(carry):

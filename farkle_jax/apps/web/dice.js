@@ -8,7 +8,9 @@ function initDice() {
   form.querySelector("[name=goal]").value = info.goal;
   document.getElementById("dice-catalog").textContent =
       "Dice of the catalog: " + info.catalog.join(", ") +
-      ". Up to six per player, comma-separated; the rest are fair.";
+      ". Up to six per player, comma-separated, each a name or six " +
+      "chances of faces 1..6 such as 0.3/0.1/0.1/0.1/0.3/0.1; the rest " +
+      "are fair.";
   if (!info.solves) {
     status.textContent = "This server does not solve (start it with " +
         "serve --solve_dir DIR).";
