@@ -65,8 +65,7 @@ class Solves:
     if self.folder is None:
       raise BadRequest("this server does not solve: start it with "
                        "serve --solve_dir DIR", 403)
-    config = self._config(body)
-    rules = configuration.check(config)[0]
+    config, rules = self._config(body)
     states = StateLayout(rules).num_states
     if states > MAX_STATES:
       raise BadRequest(f"goal={rules.goal}: {states:,} model states, at most "
@@ -77,11 +76,13 @@ class Solves:
       self.status = {"state": "running", "hands": list(rules.hands),
                      "goal": rules.goal, "states": states, "sweeps": 0,
                      "elapsed": 0.0, "eta": "?", "started": time.time()}
-    threading.Thread(target=self._solve, args=(config,), daemon=True).start()
+    threading.Thread(target=self._solve, args=(config, rules),
+                     daemon=True).start()
     return self.get()
 
-  def _config(self, body: dict[str, Any]):
-    """The served rules with the hands (and goal) of the request."""
+  def _config(self, body: dict[str, Any]) -> tuple[Any, Rules]:
+    """The served rules with the hands (and goal) of the request: the
+    config and its checked rules."""
     hands, goal = body.get("hands"), body.get("goal", self.rules.goal)
     if (not isinstance(hands, list) or len(hands) != 2
         or not all(isinstance(h, str) for h in hands)):
@@ -98,13 +99,11 @@ class Solves:
     config.rules.update(hands=specs, goal=goal)
     config.solver.update(tol=1e-12, norm="absolute", sweeps_per_call=1)
     try:
-      configuration.check(config)
+      return config, configuration.check(config)[0]
     except configuration.ConfigError as e:
       raise BadRequest(str(e)) from None
-    return config
 
-  def _solve(self, config) -> None:
-    rules = configuration.check(config)[0]
+  def _solve(self, config, rules: Rules) -> None:
     name = hashlib.sha256(json.dumps(rules.to_dict(), sort_keys=True)
                           .encode()).hexdigest()[:16]
     workdir = os.path.join(self.folder, f"hands_{name}")

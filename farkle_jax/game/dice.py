@@ -28,6 +28,9 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 HAND = 6
+# per_die, kinds, states and starts are cached: the rules ask them on every
+# query (`Rules.dice_alike`, the layout's start state), and reading chances
+# as exact fractions costs tens of microseconds a time.
 FAIR = (Fraction(1, 6),) * 6
 # Face chances are read as fractions with denominators up to this.
 MAX_DENOMINATOR = 10**12
@@ -96,6 +99,7 @@ def _named(name: str) -> tuple[Fraction, ...]:
   return tuple(Fraction(x) for x in catalog()[name]["chances"])
 
 
+@functools.lru_cache(maxsize=None)
 def per_die(spec: tuple) -> tuple[tuple[Fraction, ...], ...]:
   """[6][6] the exact face chances of each die of the hand, in hand order."""
   if not spec:
@@ -114,6 +118,7 @@ class Kinds(NamedTuple):
   first: tuple[int, ...]                     # [K] its first die (0-based)
 
 
+@functools.lru_cache(maxsize=None)
 def kinds(spec: tuple) -> Kinds:
   """Groups the dice of a hand by their chances, in order of first die."""
   dice = per_die(spec)
@@ -123,6 +128,7 @@ def kinds(spec: tuple) -> Kinds:
                first=tuple(dice.index(c) for c in order))
 
 
+@functools.lru_cache(maxsize=None)
 def states(counts: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
   """[S] the dice left of each kind, by number of dice, the whole hand
   last (for one kind: (1,), (2,), ..., (6,))."""
@@ -186,6 +192,7 @@ def table_states(specs: tuple) -> tuple[tuple[int, tuple[int, ...]], ...]:
                for c in states(kinds(spec).counts))
 
 
+@functools.lru_cache(maxsize=None)
 def starts(specs: tuple) -> tuple[int, ...]:
   """[H] the dice state (1..S) of each hand's whole hand."""
   out, offset = [], 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import NamedTuple, Sequence
 
 from farkle_jax.game import dice, scoring
-from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.rules import Rules
 
 
@@ -22,8 +21,7 @@ class HandRoll(NamedTuple):
   roll: tuple[str, ...]             # the dice, 'A1'-style, by kind
 
 
-def parse(rules: Rules, layout: StateLayout, f: int,
-          roll: Sequence) -> HandRoll:
+def parse(rules: Rules, f: int, roll: Sequence) -> HandRoll:
   """The roll of the mover (farkle field f: their hand under
   `rules.hands`); ValueError naming what is wrong."""
   h = f if rules.hands else 0

@@ -155,7 +155,7 @@ class Rules:
   def dice_alike(self) -> bool:
     """Whether every player rolls the same six interchangeable dice (fair
     or weighted alike): the six dice states of every solve method."""
-    return not self.hands and len(set(self.die_chances)) == 1
+    return not self.hands and len(dice_lib.kinds(self.dice).counts) == 1
 
   @property
   def face_chances(self) -> tuple[Fraction, ...]:

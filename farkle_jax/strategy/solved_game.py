@@ -251,7 +251,7 @@ class SolvedGame:
       roll = _check_roll(roll, p.n)
     else:
       try:
-        hand = hand_rolls.parse(self.rules, self.layout, p.f, roll)
+        hand = hand_rolls.parse(self.rules, p.f, roll)
       except ValueError as e:
         raise PositionError(str(e)) from None
       if dice_state and hand.state != p.n:
