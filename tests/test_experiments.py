@@ -308,3 +308,17 @@ def test_players_script_solves_a_run_it_does_not_find(tmp_path):
   assert abs(sum(row["seat_win"]) - 1) < 1e-12
   assert "| minimal_2p_2000 | 2 | 2000 |" in (tmp_path / "out" /
                                                "players.md").read_text()
+
+
+def test_dice_worth_script_refuses_bad_flags_in_one_line(tmp_path):
+  for flag, says in ((["--die", "luky"], "--die: 'luky' is not in the catalog"),
+                     (["--counts", "7"], "--counts: numbers of dice from 0 "
+                                         "to 6, got 7"),
+                     (["--config", "configs/facebook.py"],
+                      "--config: two players, no farkle penalty")):
+    out = subprocess.run(
+        [sys.executable, "experiments/dice_worth.py", "--workdir",
+         str(tmp_path), *flag], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert says in out.stderr
+  assert not any(tmp_path.iterdir())      # refused before any solve
