@@ -1,9 +1,10 @@
 """Every route of the explorer, over two players and three, under crafted
-requests: a 4xx with one line
-of JSON, never a 5xx; the Host, the body size and the content type are
-checked before any route runs."""
+requests: a 4xx with one line of JSON, never a 5xx; the Host, the body
+size and the content type are checked before any route runs; and an error
+nobody foresaw is a 500 with one generic line, its traceback logged."""
 
 import json
+import logging
 import string
 
 import pytest
@@ -80,15 +81,31 @@ def test_post_bodies_are_json_and_bounded(pair_client):
   assert r.status_code == 415
 
 
-def test_an_unforeseen_failure_is_a_400_with_one_line():
+def test_an_unforeseen_failure_is_a_500_with_one_generic_line(caplog):
   def broken(request):
-    raise RuntimeError("a bug\nwith two lines")
+    raise RuntimeError("a bug in /srv/farkle/runs\nwith two lines")
   app = Starlette(routes=[Route("/x", broken)],
                   middleware=[Middleware(web_guard.Guard)])
-  r = TestClient(app, base_url=LOCAL).get("/x")
-  assert r.status_code == 400
-  assert r.json()["error"] == ("cannot answer this request (RuntimeError: "
-                               "a bug)")
+  with caplog.at_level(logging.ERROR):
+    r = TestClient(app, base_url=LOCAL).get("/x")
+  assert r.status_code == 500
+  assert r.json() == {"error": "internal error: please report it"}
+  assert "a bug in /srv/farkle/runs" in caplog.text   # the log has it all
+  assert "Traceback" in caplog.text
+
+
+@pytest.mark.parametrize("error", [ValueError("no such key /srv/x"),
+                                   KeyError("n"), ZeroDivisionError()])
+def test_a_value_error_of_the_program_is_no_400(pair_client, error,
+                                                monkeypatch):
+  """Only the project's refusals are the client's fault: a ValueError, a
+  KeyError raised by the program itself is a bug, answered 500."""
+  def broken(*args, **kwargs):
+    raise error
+  monkeypatch.setattr(SolvedGame, "table", broken)
+  r = pair_client.get("/api/table?scores=0,0")
+  assert r.status_code == 500, r.text
+  assert r.json() == {"error": "internal error: please report it"}
 
 
 def test_the_info_names_no_server_path(pair_client, tmp_path):

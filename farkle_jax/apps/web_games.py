@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from farkle_jax.apps import web_guard
+from farkle_jax.solver.configuration import ConfigError
 from farkle_jax.strategy import catalog, match
 from farkle_jax.strategy.solved_game import PositionError
 
@@ -31,11 +32,13 @@ MAX_GAMES = 1000   # games kept in memory; the oldest is dropped
 
 
 class BadRequest(ValueError):
-  """A request the API refuses, with its status."""
+  """A request the API refuses, with its status (and headers, such as a
+  429's Retry-After)."""
 
-  def __init__(self, message: str, status: int = 400):
+  def __init__(self, message: str, status: int = 400,
+               headers: dict[str, str] | None = None):
     super().__init__(message)
-    self.status = status
+    self.status, self.headers = status, headers
 
 
 class _Game:
@@ -95,10 +98,15 @@ class GameRoom:
     return _view(self.game, gid, g)
 
 
+# The project's own refusals of what a request asks: a 400 with their line.
+# Any other error is a bug, answered 500 by `web_guard.Guard`.
+REFUSALS = (PositionError, catalog.StrategyError, ConfigError)
+
+
 def json_endpoint(handler: Callable, raw: bool = False,
                   status: int = 200) -> Callable:
   """An endpoint that answers JSON (with `status`), and a 4xx with one
-  line on bad input."""
+  line when the request is refused (`BadRequest`, `REFUSALS`)."""
 
   async def endpoint(request: Request):
     try:
@@ -107,8 +115,9 @@ def json_endpoint(handler: Callable, raw: bool = False,
         out = await out
       return out if raw else JSONResponse(out, status_code=status)
     except BadRequest as e:
-      return JSONResponse({"error": str(e)}, status_code=e.status)
-    except (PositionError, catalog.StrategyError, ValueError) as e:
+      return JSONResponse({"error": str(e)}, status_code=e.status,
+                          headers=e.headers)
+    except REFUSALS as e:
       return JSONResponse({"error": web_guard.one_line(e)}, status_code=400)
 
   return endpoint
