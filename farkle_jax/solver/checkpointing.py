@@ -233,14 +233,20 @@ class Checkpoints:
                          str(self.manager.directory)) from e
 
   def close(self) -> None:
+    """Waits for the last save and closes; CheckpointWriteError if it
+    failed, whichever of the two hears of it."""
     try:
       self.wait()
+      try:
+        self.manager.close()
+      except Exception as e:  # Orbax keeps a save's other failures till here
+        raise _write_error(e, f"could not save checkpoint {self._pending}",
+                           str(self.manager.directory)) from e
     except BaseException:   # reported as it is; closing may fail the same
       with contextlib.suppress(Exception):
         self.manager.close()
       self._drop_unfinished()
       raise
-    self.manager.close()
 
   def _drop_unfinished(self) -> None:
     """Removes the temporary directories of saves that did not finish."""
