@@ -7,14 +7,21 @@ disk), solves again and accepts exactly two outcomes: the start values of
 the uninterrupted run, bit for bit, or one of the refusals of the package.
 """
 
+import asyncio
+import contextlib
 import errno
+import gc
 import json
+import logging
 import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from farkle_jax.solver import checkpointing, driver, locking
 from farkle_jax.solver import methods, results
 from configs import tiny
@@ -321,22 +328,123 @@ def test_a_full_disk_leaves_no_temporary_file_and_the_rerun_is_exact(
   assert _exact_or_refused(workdir, base) == "exact"
 
 
-def test_a_real_full_disk_where_the_machine_allows_a_small_tmpfs(base,
-                                                                 tmp_path):
-  """The same on a 200 kB tmpfs (root on Linux); skipped where mounting is
-  not allowed (the injected faults above cover the same paths)."""
-  import subprocess
-  mount = tmp_path / "full"
+@contextlib.contextmanager
+def _small_tmpfs(mount, size: str):
+  """A tmpfs of `size` at `mount` (root on Linux); skips the test where
+  mounting is not allowed (the injected faults cover the same paths)."""
   mount.mkdir()
-  done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs",
-                         str(mount)], capture_output=True)
+  done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}",
+                         "tmpfs", str(mount)], capture_output=True)
   if done.returncode != 0:
     pytest.skip("no tmpfs here: " + done.stderr.decode()[:100])
   try:
+    yield mount
+  finally:
+    subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def test_a_real_full_disk_where_the_machine_allows_a_small_tmpfs(base,
+                                                                 tmp_path):
+  """The same on a 200 kB tmpfs."""
+  with _small_tmpfs(tmp_path / "full", "200k") as mount:
     workdir = str(mount / "run")
     with pytest.raises(OSError) as failed:
       driver.run(_config(), workdir)
     assert failed.value.errno == errno.ENOSPC
     assert _no_tmp(workdir)
-  finally:
-    subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+# The disk fills while Orbax writes a checkpoint's metadata files (Python's
+# open) and TensorStore still writes its arrays: the save fails with those
+# writes in flight, as on a real full disk, but on every run (before they
+# were quieted, each such run printed three tracebacks after its error line).
+_FULL_FROM_CHECKPOINT_2 = r"""
+import builtins, errno, os, re, runpy
+real_open = builtins.open
+
+def full(file, mode="r", *args, **kwargs):
+  step = re.search(r"(\d+)\.orbax-checkpoint-tmp", str(file))
+  if step and int(step.group(1)) >= 2 and set(mode) & set("wax+"):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(file))
+  return real_open(file, mode, *args, **kwargs)
+
+builtins.open = full
+runpy.run_module("farkle_jax.main", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize("disk, runs", [("injected", 3), ("tmpfs", 1)])
+def test_a_full_disk_is_one_error_line_and_no_traceback_every_time(
+    tmp_path, disk, runs):
+  """The command on a full disk, several times (the abandoned writes of a
+  failed save end at random moments): exit code 1, the error line last,
+  and no traceback of any library before or after it."""
+  with contextlib.ExitStack() as stack:
+    where, start = tmp_path, [sys.executable, "-c", _FULL_FROM_CHECKPOINT_2]
+    if disk == "tmpfs":   # small enough to fill at checkpoint 2 or 3
+      where = stack.enter_context(_small_tmpfs(tmp_path / "full", "160k"))
+      start = [sys.executable, "-m", "farkle_jax.main"]
+    for run in range(runs):
+      workdir = where / f"run{run}"
+      out = subprocess.run(
+          [*start, "--config=configs/tiny.py:facebook",
+           "--config.checkpoint.every=1", "--config.solver.sweeps_per_call=1",
+           f"--workdir={workdir}", "--progress=log"],
+          cwd=ROOT, capture_output=True, text=True, timeout=300)
+      shutil.rmtree(workdir, ignore_errors=True)   # the next run's space
+      output = out.stdout + out.stderr
+      assert out.returncode == 1, output[-3000:]
+      last = out.stderr.strip().splitlines()[-1]
+      assert last.startswith("error: could not save checkpoint "), last
+      assert "No space left on device" in last
+      for word in ("Traceback", "Event loop is closed", "never retrieved",
+                   "destroyed but it is pending"):
+        assert word not in output, f"run {run}: {output[-3000:]}"
+
+
+def _never_retrieved(filename: str) -> None:
+  """Leaves a failed future, raised in code of `filename`, unawaited in a
+  closed loop, as a failed save's sibling writes are left."""
+  code = compile("def write():\n  raise OSError(28, 'No space left')\n",
+                 filename, "exec")
+  scope = {}
+  exec(code, scope)
+  loop = asyncio.new_event_loop()
+  future = loop.create_future()
+  try:
+    scope["write"]()
+  except OSError as e:
+    future.set_exception(e)
+  loop.close()
+  del future
+  gc.collect()   # asyncio reports it when the future is collected
+
+
+def test_the_echoes_of_a_failed_save_are_debug_lines_not_tracebacks(caplog):
+  """What asyncio says of Orbax's abandoned writes is logged at DEBUG;
+  the same of anyone else's code is left as it was."""
+  import tensorstore as ts
+  checkpointing._orbax()   # installs the filter and the hook
+  caplog.set_level(logging.INFO)
+  _never_retrieved(os.path.join(os.sep, "site", "orbax", "checkpoint.py"))
+  _never_retrieved(os.path.join(os.sep, "site", "someone", "else.py"))
+  retrieved = [r.exc_info[1].__traceback__.tb_next.tb_frame.f_code
+               for r in caplog.records if "never retrieved" in r.message]
+  assert [c.co_filename for c in retrieved] == [
+      os.path.join(os.sep, "site", "someone", "else.py")]
+
+  caplog.set_level(logging.DEBUG)   # TensorStore ends a write too late:
+  loop = asyncio.new_event_loop()
+  promise, write = ts.Promise.new()
+
+  async def save():
+    async def failed():
+      raise OSError(errno.ENOSPC, "No space left on device")
+    await asyncio.gather(failed(), write)
+
+  with pytest.raises(OSError):
+    loop.run_until_complete(save())
+  loop.close()
+  promise.set_result(None)   # its callback finds the loop closed
+  late = [r for r in caplog.records if "loop closed" in r.getMessage()]
+  assert late and late[0].levelno == logging.DEBUG
