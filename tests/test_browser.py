@@ -177,9 +177,11 @@ def test_a_game_is_played_to_the_end(page):
 
 def test_the_dice_tab_solves_each_players_dice(tmp_path_factory, tmp_path,
                                                page, server):
-  """Player 2 takes a lucky die in the Dice tab; once solved, the table
-  of a mover with that hand names the dice left by letter."""
+  """Player 2 takes a lucky die in the Dice tab; once solved, this page's
+  table of a mover with that hand names the dice left by letter, while the
+  server's main run (what every other page shows) is as it was."""
   import importlib
+  import json
   from conftest import solved_once
   config = importlib.import_module("configs.kcd").get_config()
   config.rules.goal = 300
@@ -194,11 +196,20 @@ def test_the_dice_tab_solves_each_players_dice(tmp_path_factory, tmp_path,
       page.wait_for_function("document.getElementById('dice-status')"
                              ".textContent.startsWith('solved')",
                              timeout=120_000)
+      assert page.is_visible("#dice-main")
       page.click("#tab-table")
       page.locator("#table-form select.count").first.select_option(
           index=1)          # hand 2, the lucky one
       page.click("#table-go")
       page.wait_for_selector("#table-grid th:has-text('n=ABBBBB')")
       assert "lucky" in page.inner_text("#table-grid caption")
+      main = json.load(urllib.request.urlopen(url + "/api/info"))
+      assert not main["rules"].get("hands") and main["run"] == "main"
+      page.click("#tab-dice")
+      page.click("#dice-main")    # back to the server's dice
+      page.wait_for_selector("#dice-status:has-text('own dice again')")
+      page.click("#tab-table")
+      page.click("#table-go")
+      page.wait_for_selector("#table-grid th:has-text('n=6')")
     finally:
       page.goto(server)     # the other tests' page

@@ -1,9 +1,12 @@
-"""The web explorer's JSON API and page, as a Starlette app, for a solved
-game of any number of players (`SolvedGame` or `SeatGame`).
+"""The web explorer's JSON API and page, as a Starlette app, for solved
+games of any number of players (`SolvedGame` or `SeatGame`): the one the
+server started with, and beside it each one its Dice tab solved.
 
     GET  /                                  the page
     GET  /api/info                          rules, players, score range,
                                             farkle counts, each seat's W
+    GET  /api/runs                          the runs served: main, and each
+                                            solved one's id, hands, goal
     GET  /api/table?scores=0,500[&counts=0,1&t_max=]
                                             the mover's turn table
     GET  /api/advice?scores=..[&counts=&t=&n=]&roll=6,5,3,3,3,2
@@ -17,12 +20,18 @@ game of any number of players (`SolvedGame` or `SeatGame`).
                                             (`web_games`)
     POST /api/solve, GET /api/solve        each player's dice chosen in the
                                             page, solved and then served
+                                            as a run of its own
                                             (`dice_solves`)
+
+Info, table, advice and a new game take `run=<id>` (a query parameter, or
+the body's "run"), default the main run (`web_runs`); a game remembers its
+run.
 
 Scores are in points and farkle counts in turns, one per player in turn
 order from the player to move; every win probability is a vector over the
-players, the mover's first. A request the API cannot answer gets a 4xx and
-{"error": one line}; values of an unconverged run are marked.
+players, the mover's first. A request the API refuses gets a 4xx and
+{"error": one line}, an error nobody foresaw a 500 (`web_guard`); values
+of an unconverged run are marked.
 """
 
 from __future__ import annotations
@@ -37,10 +46,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse
 from starlette.routing import Route
 
-from farkle_jax.apps import dice_solves, web_games, web_guard
-from farkle_jax.game import dice
+from farkle_jax.apps import dice_solves, web_games, web_guard, web_runs
 from farkle_jax.apps.web_games import BadRequest
-from farkle_jax.solver import results
+from farkle_jax.game import dice
 from farkle_jax.strategy import match
 from farkle_jax.strategy.seat_game import parse_scores
 from farkle_jax.strategy.solved_game import parse_dice
@@ -49,7 +57,7 @@ PAGE = os.path.join(os.path.dirname(__file__), "web")
 ASSETS = ("app.js", "game.js", "dice.js", "style.css")
 
 
-def _int(params, name: str, default: int) -> int:
+def _int(params, name: str, default: int | None) -> int | None:
   text = params.get(name)
   if text is None:
     return default
@@ -60,21 +68,29 @@ def _int(params, name: str, default: int) -> int:
 
 
 class Explorer:
-  """The endpoints over one solved game; its games live in `room`."""
+  """The endpoints over the served runs (`web_runs`); the games live in
+  `room`, each on its run."""
 
   def __init__(self, game, solve_dir: str | None = None):
-    self.game = game
-    self.lock = threading.Lock()   # the turn caches and the games are shared
-    self.room = web_games.GameRoom(game)
-    self.converged = results.convergence(game.summary)
-    self.solves = dice_solves.Solves(game.rules, solve_dir, self.serve)
+    self.lock = threading.Lock()   # the runs, their caches and the games
+    self.runs = web_runs.Runs(game, on_drop=self._dropped)
+    self.room = web_games.GameRoom(lambda run: self.runs.get(run).game)
+    self.solves = dice_solves.Solves(game.rules, solve_dir, self._solved)
 
-  def serve(self, game) -> None:
-    """Serves another solved game from now on (its games start afresh)."""
+  def _solved(self, rid: str, folder: str, game) -> None:
+    """Serves a finished solve beside the other runs, then lets go of what
+    JAX compiled for it."""
     with self.lock:
-      self.game, self.room.game = game, game
-      self.room.games.clear()
-      self.converged = results.convergence(game.summary)
+      self.runs.add(rid, folder, game)
+      web_runs.release()
+
+  def _dropped(self, game) -> None:
+    self.room.forget(game)
+    if not self.solves.running():   # a solve compiling now releases after
+      web_runs.release()
+
+  def _served(self, q) -> web_runs.Served:
+    return self.runs.get(q.get("run"))
 
   def _position(self, q) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
     if "scores" not in q:
@@ -85,11 +101,14 @@ class Explorer:
     return scores, counts
 
   def info(self, request: Request) -> dict[str, Any]:
-    game, rules = self.game, self.game.rules
-    return {"players": game.players, "rules": rules.to_dict(),
+    run = request.query_params.get("run", web_runs.MAIN)
+    served = self._served(request.query_params)
+    game, rules = served.game, served.game.rules
+    return {"run": run, "players": game.players, "rules": rules.to_dict(),
             "solves": self.solves.folder is not None,
             "catalog": sorted(dice.catalog()),
-            "source": _source(game.label), **self.converged,
+            "source": _source(game.label) if run == web_runs.MAIN
+            else f"run {run}", **served.converged,
             "goal": rules.goal, "step": rules.step, "low": rules.low,
             "high": rules.goal - rules.step,
             "farkle_counts": rules.farkle_states,
@@ -99,29 +118,35 @@ class Explorer:
                 (0,) * game.players).tolist(),   # the opening
             "opponents": list(match.opponents(game))}
 
+  def listing(self, request: Request) -> dict[str, Any]:
+    return {"runs": self.runs.listing()}
+
   def table(self, request: Request) -> dict[str, Any]:
     q = request.query_params
-    t_max = _int(q, "t_max", -1)
-    if t_max > self.game.rules.goal:
-      raise BadRequest(f"t_max={t_max}: at most the goal "
-                       f"{self.game.rules.goal}")
+    served = self._served(q)
+    t_max, goal = _int(q, "t_max", -1), served.game.rules.goal
+    if t_max > goal:
+      raise BadRequest(f"t_max={t_max}: at most the goal {goal}")
     scores, counts = self._position(q)
-    return self._flagged(self.game.table(scores, counts,
-                                         None if t_max < 0 else t_max))
+    return _flagged(served, served.game.table(
+        scores, counts, None if t_max < 0 else t_max))
 
   def advice(self, request: Request) -> dict[str, Any]:
     q = request.query_params
+    served = self._served(q)
     scores, counts = self._position(q)
     roll = q.get("roll")
-    return self._flagged(self.game.advice(
+    return _flagged(served, served.game.advice(
         scores, _int(q, "t", 0), _int(q, "n", 6),
         None if roll is None else parse_dice(roll), counts))
 
-  def _flagged(self, answer: dict[str, Any]) -> dict[str, Any]:
-    """The answer, marked when it comes from unconverged values."""
-    if not self.converged["converged"]:
-      answer["unconverged"] = True
-    return answer
+
+def _flagged(served: web_runs.Served, answer: dict[str, Any]
+             ) -> dict[str, Any]:
+  """The answer, marked when it comes from unconverged values."""
+  if not served.converged["converged"]:
+    answer["unconverged"] = True
+  return answer
 
 
 def create_app(game, hosts: frozenset[str] | None = web_guard.LOOPBACK,
@@ -148,6 +173,7 @@ def create_app(game, hosts: frozenset[str] | None = web_guard.LOOPBACK,
   return Starlette(routes=[
       Route("/", page), Route("/static/{name}", answer(asset, raw=True)),
       Route("/api/info", answer(locked(ex.info))),
+      Route("/api/runs", answer(locked(ex.listing))),
       Route("/api/table", answer(locked(ex.table))),
       Route("/api/advice", answer(locked(ex.advice))),
       Route("/api/solve", answer(ex.solves.get), methods=["GET"]),

@@ -16,6 +16,7 @@ the README.
 import os
 import socket
 
+import jax
 from absl import app, flags, logging
 
 import farkle_jax  # (also enables float64)
@@ -32,8 +33,9 @@ _HOST = flags.DEFINE_string("host", "127.0.0.1", "Address to bind (default: "
 _PORT = flags.DEFINE_integer("port", 8000, "Port to listen on.")
 _SOLVE_DIR = flags.DEFINE_string(
     "solve_dir", None, "Where runs of each player's dice chosen in the page "
-    "go (the page's Dice tab solves the served rules with them; none: it "
-    "does not solve).")
+    "go (the page's Dice tab solves the served rules with them and serves "
+    "each beside the main run; none: it does not solve), and the compiled "
+    "programs of those solves.")
 _ALLOW = flags.DEFINE_bool("allow_unconverged", False, "Serve a run that "
                            "stopped at max_iterations above its tolerance.")
 
@@ -45,6 +47,11 @@ def main(argv):
   if not 0 <= _PORT.value <= 65535:
     raise configuration.ConfigError(
         f"--port={_PORT.value}: a port is 0..65535")
+  if _SOLVE_DIR.value and not jax.config.jax_compilation_cache_dir:
+    # A solve of dice shaped like an earlier one's (other chances, goal)
+    # then reads its compiled sweep instead of compiling it again.
+    jax.config.update("jax_compilation_cache_dir",
+                      os.path.join(_SOLVE_DIR.value, "xla_cache"))
   game = farkle_jax.load(_WORKDIR.value, _SHIPPED.value, _ALLOW.value)
   game.advice((0,) * game.players)   # compiles the turn pass before serving
   app_ = explorer.create_app(game, web_guard.allowed_hosts(_HOST.value),

@@ -3,13 +3,15 @@
 The explorer (`explorer`, any number of players) routes its game requests
 here:
 
-    POST /api/games        {"opponent", "first", "seed"}: a new game
+    POST /api/games        {"opponent", "first", "seed", "run"}: a new
+                           game on the served run named (default: main)
     GET  /api/games/<id>   the game as the person sees it
     POST /api/games/<id>   {"action": "roll" | "bank" | "keep", "dice": [..]}
 
 The rules of play are `strategy.match`; this module keeps the games in
-memory (the oldest dropped past `MAX_GAMES`), checks each request's body
-and plays the computers' turns out before a game is returned.
+memory (one unused for `GAME_IDLE` seconds dropped, and the least recently
+used past `MAX_GAMES`), checks each request's body and plays the
+computers' turns out before a game is returned.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import collections
 import secrets
 import threading
+import time
 from typing import Any, Callable
 
 from starlette.requests import Request
@@ -28,7 +31,9 @@ from farkle_jax.solver.configuration import ConfigError
 from farkle_jax.strategy import catalog, match
 from farkle_jax.strategy.solved_game import PositionError
 
-MAX_GAMES = 1000   # games kept in memory; the oldest is dropped
+MAX_GAMES = 1000     # games kept in memory; the least recently used dropped
+GAME_IDLE = 3600.0   # seconds a game is kept unused
+MAIN_RUN = "main"    # the run a server started with (`web_runs`)
 
 
 class BadRequest(ValueError):
@@ -42,22 +47,30 @@ class BadRequest(ValueError):
 
 
 class _Game:
-  """A game in progress on the server."""
+  """A game in progress on the server, on the run named `run`."""
 
-  def __init__(self, state: match.MatchState, computer: match.Computer,
-               dice: match.Dice, opponent: str):
-    self.state, self.computer, self.dice = state, computer, dice
-    self.opponent = opponent
+  def __init__(self, run: str | None, state: match.MatchState,
+               computer: match.Computer, dice: match.Dice, opponent: str):
+    self.run, self.state, self.computer = run, state, computer
+    self.dice, self.opponent = dice, opponent
+    self.used = time.monotonic()
 
 
 class GameRoom:
-  """The games in progress over one solved game (`SolvedGame` or
-  `SeatGame`); callers hold their own lock around each call."""
+  """The games in progress, each on its own run (`SolvedGame` or
+  `SeatGame`, as `resolve(run)` gives it); callers hold their own lock
+  around each call.
 
-  def __init__(self, game):
-    self.game = game
+  A game lives until it has been left alone for `idle` seconds, or until
+  `MAX_GAMES` others were used since; its run is looked up on every request
+  (a run the server dropped from memory is loaded again), so a game holds
+  no run in memory.
+  """
+
+  def __init__(self, resolve: Callable[[Any], Any], idle: float = GAME_IDLE):
+    self.resolve, self.idle = resolve, idle
     self.games: collections.OrderedDict[str, _Game] = (
-        collections.OrderedDict())
+        collections.OrderedDict())   # the least recently used first
 
   def new_game(self, body: dict[str, Any]) -> dict[str, Any]:
     opponent = body.get("opponent", "optimal")
@@ -67,35 +80,59 @@ class GameRoom:
     if seed is not None and (not isinstance(seed, int)
                              or isinstance(seed, bool)):
       raise BadRequest(f"seed={seed!r}: an integer or null")
+    run = body.get("run", MAIN_RUN)
+    game = self.resolve(run)
     if not isinstance(opponent, str):
       raise BadRequest(f"opponent={opponent!r}: one of "
-                       f"{match.opponents(self.game)}")
-    computer = match.Computer(self.game, opponent)
-    state = match.start(self.game, match.PERSON if first == "human"
+                       f"{match.opponents(game)}")
+    computer = match.Computer(game, opponent)
+    state = match.start(game, match.PERSON if first == "human"
                         else match.COMPUTER)
-    dice = match.Dice(seed, self.game.rules)
-    g = _Game(state, computer, dice, opponent)
+    g = _Game(run, state, computer, match.Dice(seed, game.rules), opponent)
     _computer_plays(g)
     gid = secrets.token_hex(8)
+    self._expire()
     self.games[gid] = g
-    if len(self.games) > MAX_GAMES:
+    while len(self.games) > MAX_GAMES:
       self.games.popitem(last=False)
-    return _view(self.game, gid, g)
+    return _view(game, gid, g)
 
-  def _find(self, gid: str) -> _Game:
+  def _find(self, gid: str) -> tuple[Any, _Game]:
+    """The game `gid` and its run's game, marked used now."""
+    self._expire()
     if gid not in self.games:
-      raise BadRequest(f"no game {gid!r} (finished games are kept until "
-                       f"{MAX_GAMES} newer ones start)", 404)
-    return self.games[gid]
+      raise BadRequest(f"no game {gid[:40]!r} (a game is kept until it is "
+                       f"left alone for {self.idle / 3600:g} h)", 404)
+    g = self.games[gid]
+    self.games.move_to_end(gid)
+    g.used = time.monotonic()
+    game = self.resolve(g.run)
+    if g.computer is None:   # its run was dropped from memory: as it was
+      g.computer = match.Computer(game, g.opponent)
+    return game, g
+
+  def forget(self, game) -> None:
+    """Lets go of `game`, which the server dropped from memory: the
+    computers that play on it are made again from the reloaded run."""
+    for g in self.games.values():
+      if g.computer is not None and g.computer.game is game:
+        g.computer = None
+
+  def _expire(self) -> None:
+    now = time.monotonic()
+    while self.games and now - next(iter(self.games.values())).used > (
+        self.idle):
+      self.games.popitem(last=False)
 
   def show(self, gid: str) -> dict[str, Any]:
-    return _view(self.game, gid, self._find(gid))
+    game, g = self._find(gid)
+    return _view(game, gid, g)
 
   def move(self, gid: str, body: dict[str, Any]) -> dict[str, Any]:
-    g = self._find(gid)
-    _person_moves(self.game, g, body)
+    game, g = self._find(gid)
+    _person_moves(game, g, body)
     _computer_plays(g)
-    return _view(self.game, gid, g)
+    return _view(game, gid, g)
 
 
 # The project's own refusals of what a request asks: a 400 with their line.
@@ -215,7 +252,7 @@ def _view(game, gid: str, g: _Game) -> dict[str, Any]:
   every seat's name and banked score, the person's first."""
   s = g.state
   names, scores = match.names(s.players), match.scores(game, s)
-  view = {"id": gid, "opponent": g.opponent, "phase": s.phase,
+  view = {"id": gid, "run": g.run, "opponent": g.opponent, "phase": s.phase,
           "names": list(names), "scores": list(scores),
           "mover": names[s.mover], "goal": game.rules.goal,
           "turn": s.turn, "t": s.t, "n": s.n, "dice": list(s.dice),

@@ -31,6 +31,7 @@ function query(form) {
   params.set("scores", values(".score").join(","));
   if (info.farkle_counts > 1) params.set("counts", values(".count").join(","));
   for (const [k, v] of new FormData(form)) if (v !== "") params.set(k, v);
+  if (run !== "main") params.set("run", run);
   return params.toString();
 }
 
@@ -153,7 +154,7 @@ async function advise(event) {
 }
 
 async function start() {
-  info = await api("/api/info");
+  info = await api("/api/info" + runQuery("?"));
   const r = info.rules;
   const odds = info.players === 2 ? `the first player wins ` +
       `${pct(info.seat_win[0])} of games with optimal play.` :

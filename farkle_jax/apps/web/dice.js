@@ -17,6 +17,10 @@ function initDice() {
     document.getElementById("dice-go").disabled = true;
   }
   form.onsubmit = solveDice;
+  document.getElementById("dice-main").onclick = async () => {
+    await showRun("main");
+    status.textContent = "This page shows the server's own dice again.";
+  };
 }
 
 async function solveDice(event) {
@@ -25,28 +29,44 @@ async function solveDice(event) {
   const error = document.getElementById("dice-error");
   error.textContent = "";
   try {
-    await api("/api/solve", {hands: [form.get("hand1"), form.get("hand2")],
-                             goal: Number(form.get("goal"))});
-    await watchSolve();
+    const s = await api("/api/solve", {
+        hands: [form.get("hand1"), form.get("hand2")],
+        goal: Number(form.get("goal"))});
+    await watchSolve(s.run);
   } catch (e) {
     error.textContent = e.message;
   }
 }
 
-async function watchSolve() {
+function progress(s) {
+  const sweeps = s.sweeps ? `, sweep ${s.sweeps}, ETA ${s.eta}` : "";
+  return `solving ${s.states.toLocaleString()} states: ${s.phase}, ` +
+         `${s.elapsed.toFixed(1)} s${sweeps}`;
+}
+
+// Follows the solve of run `id`; when done, this page (and only this one)
+// shows that run.
+async function watchSolve(id) {
   const status = document.getElementById("dice-status");
   for (;;) {
-    const s = await api("/api/solve");
+    const s = await api(`/api/solve?run=${id}`);
     if (s.state === "running") {
-      status.textContent = `solving ${s.states.toLocaleString()} states: ` +
-          `sweep ${s.sweeps}, ${s.elapsed.toFixed(1)} s, ETA ${s.eta}`;
+      status.textContent = progress(s);
       await new Promise(done => setTimeout(done, 500));
       continue;
     }
     if (s.state === "failed") throw new Error(s.error);
-    await start();       // the served game changed: read it again
+    await showRun(s.run);
     status.textContent = `solved: the first player wins ` +
-        `${pct(s.first_player_win)}; the page now shows these dice.`;
+        `${pct(s.first_player_win)}; this page now shows these dice ` +
+        `(run ${s.run}).`;
     return;
   }
+}
+
+async function showRun(id) {
+  run = id;
+  await start();
+  await startGames();
+  document.getElementById("dice-main").hidden = run === "main";
 }

@@ -5,6 +5,11 @@
 
 const FACES = ["", "\u2680", "\u2681", "\u2682", "\u2683", "\u2684", "\u2685"];
 let game = null;
+// The served run this page shows: the server's main one, or the one its
+// Dice tab solved (other pages keep theirs).
+let run = "main";
+
+function runQuery(sep) { return run === "main" ? "" : `${sep}run=${run}`; }
 
 async function api(path, body) {
   const init = body === undefined ? {} : {
@@ -29,7 +34,7 @@ async function newGame(event) {
   const seed = form.get("seed");
   await play(() => api("/api/games", {
       opponent: form.get("opponent"), first: form.get("first"),
-      seed: seed === "" ? null : Number(seed)}));
+      seed: seed === "" ? null : Number(seed), run: run}));
 }
 
 async function play(request) {
@@ -121,10 +126,12 @@ function panelHtml(about) {
   </div>`;
 }
 
+// (Again when the page changes run: the computer's strategies differ.)
 async function startGames() {
   const panel = document.getElementById("panel-play");
   if (!panel) return;
-  panel.insertAdjacentHTML("beforeend", panelHtml(await api("/api/info")));
+  const about = await api("/api/info" + runQuery("?"));
+  panel.innerHTML = panelHtml(about);
   document.getElementById("play-form").onsubmit = newGame;
   document.getElementById("roll").onclick = () => move({action: "roll"});
   document.getElementById("bank").onclick = () => move({action: "bank"});
