@@ -50,8 +50,8 @@ def load(workdir: str | None = None, shipped: str = "facebook",
   return solved_game.SolvedGame.open(workdir, shipped, allow_unconverged)
 
 
-def advise(game, scores, roll=None, t: int = 0, n: int = 6, counts=None
-           ) -> dict:
+def advise(game, scores, roll=None, t: int = 0, n: int | None = None,
+           counts=None) -> dict:
   """What to do, as data, in a game of any number of players (`load`).
 
   Args:
@@ -60,7 +60,8 @@ def advise(game, scores, roll=None, t: int = 0, n: int = 6, counts=None
     roll: the faces rolled; None asks bank or roll at turn total `t` with
       `n` dice instead.
     t: the turn total so far (points).
-    n: the dice to roll (without a roll).
+    n: the dice to roll (default 6; with a roll, the dice it shows, and
+      given, the roll must show that many).
     counts: every player's farkles in a row (rules with a penalty).
 
   Returns:
@@ -68,7 +69,6 @@ def advise(game, scores, roll=None, t: int = 0, n: int = 6, counts=None
     with every player's win probability after it, and "then": bank or roll
     after the best one. Without, "best" with the "bank" and "roll" vectors.
   """
-  n = len(roll) if roll is not None else n
   return game.advice(tuple(scores), t, n, roll, counts)
 
 
@@ -83,7 +83,7 @@ def evaluate(game, a: str, b: str = "optimal", start=(0, 0)) -> dict:
                                 "players; this game has "
                                 f"{game.players}")
   for name in (a, b):
-    catalog.check_name(name, game.layout.unit)
+    catalog.check_name(name, game.layout.unit, game.rules.goal)
   ctx = catalog.Context(game.layout, game.run.roll, game.run.w0)
   result = figures.against(ctx, [a], b, tuple(start))[a]
   return {"a": a, "b": b, "first": result.first, "second": result.second,

@@ -50,7 +50,8 @@ def test_json_advice_from_a_workdir(tiny_runs):
 
 
 @pytest.mark.parametrize("args, words", [
-    (("--roll", "6,5,3"), "3 dice, but n=6 dice are rolled"),
+    (("--n", "6", "--roll", "6,5,3"), "3 dice, but n=6 dice are to roll"),
+    (("--roll", "6,5,3"), "t=0 with n=3 dice to roll cannot be reached"),
     (("--roll", "6,5,3,3,3,7"), "faces are 1..6"),
     (("--roll", "x"), "expected the faces of the dice"),
     (("--b", "12000"), "b=12000 is not a banked score"),

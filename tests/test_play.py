@@ -72,7 +72,7 @@ def test_typed_dice_and_quitting():
   child = _spawn("--shipped", "default", "--dice", "typed")
   child.expect(TYPED)
   child.sendline("1 2 3")
-  child.expect(r"\? roll 1,2,3: 3 dice, but n=6 dice are rolled")
+  child.expect(r"\? roll 1,2,3: 3 dice, but n=6 dice are to roll")
   child.sendline("1,5,3,3,3,2")
   child.expect(KEEP)
   child.sendline("3 3 3 1")

@@ -82,13 +82,15 @@ def test_table_and_advise_take_every_score(solved):
 
 def test_turn_table_starts_at_the_solved_values(solved):
   _, game = solved
-  table = game.table((100, 250, 50), t_last=10_000)
+  table = game.table((100, 250, 50), t_last=500)
   assert [r["t"] for r in table["rows"]][-1] == 450   # the last short of 500
   first = table["rows"][0]["cells"][0]
   assert first["n"] == 6 and first["action"] == "roll"
   np.testing.assert_allclose(first["win"], table["win"], atol=1e-13)
-  with pytest.raises(PositionError, match="t_max=-50"):
-    game.table((0, 0, 0), t_last=-50)
+  for t_last in (-50, 550, 99_999_999_999_999):
+    with pytest.raises(PositionError, match=f"t_max={t_last}: a turn total "
+                       "from 0 to the goal 500"):
+      game.table((0, 0, 0), t_last=t_last)
 
 
 def test_json_output_and_flags_of_the_other_kind_of_run(solved, tiny_runs):
@@ -98,10 +100,10 @@ def test_json_output_and_flags_of_the_other_kind_of_run(solved, tiny_runs):
   assert out.returncode == 0, out.stderr
   assert json.loads(out.stdout) == game.table((0, 250, 300), None, 100)
   out = _run("advise", "--workdir", workdir, "--scores", "0,250,300",
-             "--roll", "1,5,2", "--json")
+             "--t", "250", "--roll", "1,5,2", "--json")
   assert out.returncode == 0, out.stderr
   got = json.loads(out.stdout)
-  assert got == json.loads(json.dumps(game.advice((0, 250, 300), 0,
+  assert got == json.loads(json.dumps(game.advice((0, 250, 300), 250,
                                                  roll=(1, 5, 2))))
   best = got["choices"][0]
   assert (got["then"]["t"], got["then"]["n"]) == (best["t"], best["n"])

@@ -27,7 +27,9 @@ _SHIPPED = flags.DEFINE_enum("shipped", "facebook", solved_game.SHIPPED,
                              "Shipped solved values to use without --workdir.")
 _B, _D, _F, _E = command_line.define_key_flags()
 _T = flags.DEFINE_integer("t", 0, "Turn total so far.")
-_N = flags.DEFINE_integer("n", 6, "Dice to roll (the roll's size).")
+_N = flags.DEFINE_integer("n", 6, "Dice to roll (default: 6, or with "
+                         "--roll the dice it shows; given, the roll must "
+                         "show that many).")
 _ROLL = flags.DEFINE_string("roll", None, "The dice rolled, e.g. 6,5,3,3,3,2 "
                             "(none: bank or roll at the position).")
 command_line.define_scores_flags()
@@ -82,7 +84,7 @@ def main(argv):
     print(_advice_by_scores(game, roll))
     return
   pos = solved_game.Position(_B.value, _D.value, _F.value, _E.value, _T.value,
-                        _N.value)
+                             _n_given(game, roll))
   bank_min = game.bank_minimum(pos.b, pos.b_on)
   if roll is None:
     dec = game.decision(pos)
@@ -91,21 +93,31 @@ def main(argv):
               f"b={pos.b} d={pos.d} f={pos.f} e={pos.e}, t={pos.t} with "
               f"{solved_game.dice_count(pos.n)}", dec, bank_min))
     return
-  adv = game.advise(pos, roll)
+  adv = (game.advise(game.as_given(pos), roll, dice_state=True)
+         if _N.present else game.advise(pos, roll))
   print(json.dumps(adv.as_dict(), indent=1) if _JSON.value
         else format_advice(adv, bank_min, game))
+
+
+def _n_given(game, roll) -> int:
+  """--n, or without it the dice the roll shows (where the dice differ,
+  the roll names its dice state itself)."""
+  if _N.present or roll is None or not game.rules.dice_alike:
+    return _N.value
+  return len(roll) if 1 <= len(roll) <= 6 else _N.value
 
 
 def _advice_by_scores(game, roll) -> str:
   """Advice for every player's score (any number of players): each value
   a vector over the players, the mover's first."""
   scores, counts = command_line.seats_position(game.players)
+  n = _N.value if _N.present else None
   if _JSON.value:
-    return json.dumps(farkle_jax.advise(game, scores, roll, _T.value,
-                                        _N.value, counts))
+    return json.dumps(farkle_jax.advise(game, scores, roll, _T.value, n,
+                                        counts))
   if roll is not None:
-    return seat_game.format_advice(game, scores, _T.value, roll, counts)
-  d = farkle_jax.advise(game, scores, None, _T.value, _N.value, counts)
+    return seat_game.format_advice(game, scores, _T.value, roll, counts, n)
+  d = farkle_jax.advise(game, scores, None, _T.value, n, counts)
   bank = seat_game.format_vector(d["bank"]) if d["bank"] else "not allowed"
   roll_on = (seat_game.format_vector(d["roll"]) if d["roll"]
              else "not needed: banking wins")

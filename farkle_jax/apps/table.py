@@ -14,8 +14,8 @@ from absl import app, flags
 
 import farkle_jax  # (also enables float64)
 from farkle_jax.apps import command_line
-from farkle_jax.solver import configuration, queries
-from farkle_jax.strategy import seat_game
+from farkle_jax.solver import queries
+from farkle_jax.strategy import positions, seat_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run.")
 _B, _D, _F, _E = command_line.define_key_flags()
@@ -32,19 +32,13 @@ _ALLOW = flags.DEFINE_bool(
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  if _T_MAX.value is not None and _T_MAX.value < 0:
-    raise configuration.ConfigError(
-        f"--t_max={_T_MAX.value}: expected a turn total of at least 0")
   game = farkle_jax.load(_WORKDIR.value, allow_unconverged=_ALLOW.value)
+  positions.check_t_last(game.rules, _T_MAX.value, "--t_max")
   if command_line.by_scores(game.players):
     _table_by_scores(game)
     return
-  w0, layout, roll, _ = game.run
-  try:
-    table = queries.turn_table(w0, layout, roll, _B.value, _D.value, _F.value,
-                               _E.value, t_max=_T_MAX.value)
-  except ValueError as e:
-    raise configuration.ConfigError(str(e)) from None
+  table = game.turn_table(_B.value, _D.value, _F.value, _E.value,
+                          _T_MAX.value)
   print(queries.to_json(table) if _JSON.value else queries.format_table(table))
 
 

@@ -35,6 +35,24 @@ class RollTables(NamedTuple):
     return len(self.farkle_prob)
 
 
+def reachable(roll: RollTables, size: int, start: int | None = None
+              ) -> np.ndarray:
+  """[size, S] bool: the in-turn states (t, n), t in units below `size`,
+  that some rolls reach from t = 0 with dice state `start` (default S, the
+  whole hand of dice alike). Nothing continues past the last row, so a
+  caller passes the last turn total that play goes on from plus one."""
+  S = roll.dice_states
+  reach = np.zeros((size, S), bool)
+  reach[0, (S if start is None else start) - 1] = True
+  for t in range(size):
+    for n in range(1, S + 1):
+      if reach[t, n - 1]:
+        for pts, nxt in roll.reach_pts[n - 1]:
+          if t + pts < size:
+            reach[t + pts, nxt - 1] = True
+  return reach
+
+
 def next_dice(n: int, k: int) -> int:
   """Dice to roll after using k of n: hot dice give six again."""
   return 6 if k == n else n - k

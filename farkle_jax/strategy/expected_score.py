@@ -202,16 +202,7 @@ def evaluate(sol: TurnSolution, roll: roll_tables.RollTables,
 
 def reachable(roll: roll_tables.RollTables, size: int) -> np.ndarray:
   """[size, S] bool: (t, n) some rolls reach from (0, S), t in units."""
-  S = roll.dice_states
-  reach = np.zeros((size, S), bool)
-  reach[0, S - 1] = True
-  for t in range(size):
-    for n in range(1, S + 1):
-      if reach[t, n - 1]:
-        for pts, nxt in roll.reach_pts[n - 1]:
-          if t + pts < size:
-            reach[t + pts, nxt - 1] = True
-  return reach
+  return roll_tables.reachable(roll, size)
 
 
 def thresholds(sol: TurnSolution, reach: np.ndarray

@@ -41,7 +41,7 @@ class Game(Protocol):
                         counts: Sequence[int] | None = None
                         ) -> np.ndarray: ...
 
-  def advice(self, scores: Sequence[int], t: int = 0, n: int = 6,
+  def advice(self, scores: Sequence[int], t: int = 0, n: int | None = None,
              roll: Sequence[int] | None = None,
              counts: Sequence[int] | None = None) -> dict[str, Any]: ...
 

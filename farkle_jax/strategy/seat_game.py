@@ -10,6 +10,8 @@ Turns are rebuilt by the solver's own turn pass (`solver.vector_pass`).
 
 from __future__ import annotations
 
+import collections
+import functools
 import json
 import os
 from typing import Any, NamedTuple, Sequence
@@ -23,8 +25,10 @@ from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, integrity, results, vector_pass
-from farkle_jax.strategy.solved_game import Choice, Decision, PositionError
-from farkle_jax.strategy.solved_game import dice_count
+from farkle_jax.strategy import positions
+from farkle_jax.strategy.positions import PositionError, dice_count
+from farkle_jax.strategy.positions import parse_scores  # noqa: F401
+from farkle_jax.strategy.solved_game import Choice, Decision
 
 
 class SeatChoice(NamedTuple):
@@ -56,8 +60,16 @@ class SeatGame:
     self.rules = seats.rules
     self.roll = roll_tables.build(self.rules)
     self._roll_arrays = bellman.roll_arrays(self.roll)
+    self.check = positions.PositionCheck(seats, self.roll)
     self._flat = jnp.asarray(np.concatenate(
         [w0.reshape(-1, seats.players), np.zeros((1, seats.players))]))
+    # The last TURNS turns asked for: one advice asks its key's turn twice
+    # (the roll, then bank or roll after the best choice), a game its
+    # mover's at every roll.
+    self._turns: collections.OrderedDict[tuple, Turn] = (
+        collections.OrderedDict())
+    self._rolls = [_RollSets.of(self.roll, n)
+                   for n in range(1, self.roll.dice_states + 1)]
 
   @classmethod
   def load(cls, workdir: str, allow_unconverged: bool = False) -> "SeatGame":
@@ -93,20 +105,11 @@ class SeatGame:
   def key(self, scores: Sequence[int], counts: Sequence[int] | None = None
           ) -> tuple[int, ...]:
     """Key fields of banked scores (points, turn order from the mover)."""
-    n = self.seats.players
-    counts = tuple(counts) if counts else (0,) * n
-    if len(scores) != n or len(counts) != n:
-      raise PositionError(f"scores {','.join(map(str, scores))}: expected "
-                          f"{n} banked scores (and farkle counts), one per "
-                          "player in turn order from the player to move")
+    counts = positions.check_players(self.rules, scores, counts)
     try:
       fields = tuple(self.seats.index_of(s, "score") for s in scores)
     except ValueError as e:
       raise PositionError(str(e)) from None
-    for c in counts:
-      if not 0 <= c < self.seats.num_farkle:
-        raise PositionError(f"farkle count {c}: allowed are 0 to "
-                            f"{self.seats.num_farkle - 1}")
     return fields + counts
 
   def win_probabilities(self, scores, counts=None) -> np.ndarray:
@@ -115,23 +118,37 @@ class SeatGame:
 
   def turn(self, scores, counts=None) -> "Turn":
     """Every in-turn value vector of a start-of-turn position."""
-    key = self.key(scores, counts)
-    rows = np.asarray(_turn(self._flat, key, self.seats,
-                            self._roll_arrays))[..., 0]
-    ahead = self.seats.from_next(self.w0[self.seats.farkle_fields(key)])
-    return Turn(key, rows, np.concatenate([ahead, [1.0]]))
+    return self._turn_of(self.key(scores, counts))
+
+  def _turn_of(self, key: tuple) -> "Turn":
+    """The turn of checked key fields: a recent one, or one turn pass."""
+    key = tuple(int(x) for x in key)
+    if key in self._turns:
+      self._turns.move_to_end(key)
+      return self._turns[key]
+    seats = self.seats
+    rows = np.asarray(_turn(self._flat, key, seats, self._roll_arrays))
+    ahead = seats.from_next(self.w0[seats.farkle_fields(key)])
+    turn = Turn(key, rows, np.concatenate([ahead, [1.0]]))
+    turn.farkle.flags.writeable = False   # shared by every later asker
+    self._turns[key] = turn
+    if len(self._turns) > TURNS:
+      self._turns.popitem(last=False)
+    return turn
 
   def roll_value(self, turn: "Turn", t: int, n: int) -> np.ndarray:
     """[N + 1] rolling n dice at turn total t (units), then playing on."""
-    roll, top = self.roll, self.seats.num_rows
-    value = roll.farkle_prob[n - 1] * turn.farkle
-    for r in np.nonzero(roll.set_dice == n)[0]:
-      best = None
-      for p, q in zip(roll.opt_pts[r], roll.opt_next[r]):
-        o = turn.rows[min(t + p, top), q - 1]
-        best = o if best is None or o[0] > best[0] else best
-      value = value + roll.set_prob[r] * best
-    return value
+    sets = self._rolls[n - 1]
+    # [R, J, N + 1]: every option of each score set of n dice.
+    o = turn.rows[np.minimum(t + sets.pts, self.seats.num_rows), sets.next]
+    # The mover's best option of each set: the first on ties (short rows
+    # repeat their first option).
+    best = o[sets.rows, np.argmax(o[..., 0], axis=1)]
+    terms = np.concatenate([(self.roll.farkle_prob[n - 1] * turn.farkle)[None],
+                            sets.prob * best])
+    # Added one set at a time in table order (a sequential accumulate, not
+    # numpy's pairwise sum), so every bit is that of the step-by-step sum.
+    return np.add.accumulate(terms, axis=0)[-1]
 
   def bank_value(self, turn: "Turn", t: int) -> np.ndarray | None:
     """[N + 1] banking t units (None below the mover's bank floor: the
@@ -146,34 +163,33 @@ class SeatGame:
         seats.players + 1:] + (0,)
     return np.concatenate([seats.from_next(self.w0[nxt]), [0.0]])
 
-  def _units(self, t: int, what: str = "t") -> int:
-    rules = self.seats.rules
-    top = rules.goal - rules.low   # any turn total wins before this one
-    if t % self.seats.unit or not 0 <= t <= top:
-      raise PositionError(f"{what}={t}: a turn total is a multiple of "
-                          f"{self.seats.unit} from 0 to {top}")
-    return t // self.seats.unit
+  def _units(self, key: tuple, t: int, n: int) -> int:
+    """Turn total t (points) in units, refused unless play reaches it with
+    n dice (`positions`)."""
+    return self.check.turn_total(key[0], 0, t, self.check.dice_state(0, n))
 
   def decision(self, scores, t: int, n: int, counts=None) -> dict[str, Any]:
     """Bank or roll at turn total t (points) with n dice to roll."""
-    if not 1 <= n <= N_DICE:
-      raise PositionError(f"n={n}: dice to roll are 1 to 6")
-    turn, tu = self.turn(scores, counts), self._units(t)
+    key = self.key(scores, counts)
+    tu = self._units(key, t, n)
+    return self._decision(self._turn_of(key), tu, n)
+
+  def _decision(self, turn: "Turn", tu: int, n: int) -> dict[str, Any]:
     roll = self.roll_value(turn, tu, n)
     bank = self.bank_value(turn, tu)
     best = "bank" if bank is not None and bank[0] >= roll[0] else "roll"
     keep = lambda v: None if v is None else [float(x) for x in v[:-1]]
     return {"best": best, "bank": keep(bank), "roll": keep(roll)}
 
-  def advise(self, scores, t: int, dice: Sequence[int], counts=None
-             ) -> list[SeatChoice]:
+  def advise(self, scores, t: int, dice: Sequence[int], counts=None,
+             n: int | None = None) -> list[SeatChoice]:
     """Every way to set dice aside from a roll at turn total t (points),
-    best for the mover first (empty: a farkle)."""
-    n = len(dice)
-    if not 1 <= n <= N_DICE or any(not 1 <= x <= 6 for x in dice):
-      raise PositionError(f"roll {','.join(map(str, dice))}: 1 to 6 dice "
-                          "with faces 1..6")
-    turn, tu = self.turn(scores, counts), self._units(t)
+    best for the mover first (empty: a farkle); n, if given, the dice to
+    roll, which the roll must show."""
+    n, dice, _ = self.check.roll_of(0, dice, n)
+    key = self.key(scores, counts)
+    tu = self._units(key, t, n)
+    turn = self._turn_of(key)
     top, out = self.seats.num_rows, []
     face_counts = tuple(list(dice).count(f) for f in range(1, 7))
     for kept, points in scoring.keeps(self.rules, face_counts):
@@ -184,18 +200,22 @@ class SeatGame:
                             tuple(float(x) for x in win[:-1])))
     return sorted(out, key=lambda c: (-c.win[0], -c.points, -len(c.kept)))
 
-  def advice(self, scores, t: int = 0, n: int = N_DICE, roll=None,
+  def advice(self, scores, t: int = 0, n: int | None = None, roll=None,
              counts=None) -> dict[str, Any]:
     """Advice as data. With a roll: every way to set its dice aside, best
     first, and bank or roll after the best one ("then"; absent when it
-    wins). Without: bank or roll at turn total t with n dice."""
+    wins); n, if given, must be the roll's size. Without: bank or roll at
+    turn total t with n dice (default 6)."""
     head = {"scores": list(scores), "t": t}
     if roll is None:
+      n = N_DICE if n is None else n
       return {**head, "n": n, **self.decision(scores, t, n, counts)}
-    choices = self.advise(scores, t, roll, counts)
+    n, roll, _ = self.check.roll_of(0, roll, n)   # faces, as read
+    choices = self.advise(scores, t, roll, counts, n)
     out = {**head, "dice": list(roll),
            "choices": [c._asdict() for c in choices]}
-    if choices and choices[0].win[0] < 1:
+    left = self.rules.goal - scores[0]   # a bank of this much wins
+    if choices and choices[0].t < left:
       best = choices[0]
       out["then"] = {"t": best.t, "n": best.n,
                      **self.decision(scores, best.t, best.n, counts)}
@@ -207,8 +227,7 @@ class SeatGame:
     (default 3,000; at most the last total short of the goal), each with a
     cell per n = 6..1 dice: bank or roll, and every player's win
     probability after the better of the two."""
-    if t_last is not None and t_last < 0:
-      raise PositionError(f"t_max={t_last}: a turn total of at least 0")
+    positions.check_t_last(self.rules, t_last)
     turn, unit = self.turn(scores, counts), self.seats.unit
     last = min(self.seats.num_rows - 1,
                (3000 if t_last is None else t_last) // unit)
@@ -245,7 +264,7 @@ class SeatGame:
     scores, counts = self._split(key)
     left = self.rules.goal - scores[0]   # a bank of this much wins
     return tuple(Choice(c.kept, c.points, c.t, c.n, c.win[0], c.t >= left)
-                 for c in self.advise(scores, t, dice, counts))
+                 for c in self.advise(scores, t, dice, counts, n))
 
   def decision_at(self, key, t: int, n: int) -> Decision:
     scores, counts = self._split(key)
@@ -289,33 +308,45 @@ class Turn(NamedTuple):
   farkle: np.ndarray    # [N + 1] what a farkle is worth, seen from the mover
 
 
-_compiled_pass = jax.jit(vector_pass.turn_pass,
-                         static_argnames=("seats", "full"))
+# Turns kept by each SeatGame (a few tens of kB each).
+TURNS = 512
+
+
+class _RollSets(NamedTuple):
+  """The score sets of one dice count n, as `SeatGame.roll_value` reads
+  them from the roll tables."""
+  rows: np.ndarray   # [R] 0..R-1
+  pts: np.ndarray    # [R, J] units each option adds
+  next: np.ndarray   # [R, J] dice to roll after it, less one
+  prob: np.ndarray   # [R, 1] the set's probability
+
+  @classmethod
+  def of(cls, roll: roll_tables.RollTables, n: int) -> "_RollSets":
+    r = np.nonzero(roll.set_dice == n)[0]
+    return cls(np.arange(len(r)), roll.opt_pts[r],
+               roll.opt_next[r] - 1, roll.set_prob[r][:, None])
+
+
+@functools.partial(jax.jit, static_argnames=("seats",))
+def _compiled_turn(w0: jax.Array, ints: jax.Array, roll: bellman.RollArrays,
+                   seats: SeatsLayout) -> jax.Array:
+  """[T + 1, 6, N + 1] the turn of one key, in one call to the device."""
+  one = lambda i: ints[i:i + 1]
+  batch = vector_pass.Batch(
+      farkle=vector_pass.farkle_values(w0, one(0), seats),
+      bank_base=one(1), s0=one(2), top=ints[3])
+  return vector_pass.turn_pass(w0, batch, roll, seats, full=True)[..., 0]
 
 
 def _turn(w0: jax.Array, key: tuple, seats: SeatsLayout,
           roll: bellman.RollArrays) -> jax.Array:
-  """[T + 1, 6, N + 1, 1] the turn of one key (`vector_pass.turn_pass`)."""
-  one = lambda x: jnp.asarray(np.reshape(x, (1,)), jnp.int32)
-  target = one(seats.key_index(seats.farkle_fields(key)))
-  batch = vector_pass.Batch(
-      farkle=vector_pass.farkle_values(w0, target, seats),
-      bank_base=one(seats.bank_base(key)), s0=one(key[0]),
-      top=jnp.asarray(seats.t_max(key[0]), jnp.int32))
-  return _compiled_pass(w0, batch, roll, seats, full=True)
-
-
-def parse_scores(text: str, what: str = "scores") -> tuple[int, ...]:
-  """'0,500,1200' -> (0, 500, 1200); PositionError if not integers."""
-  try:
-    out = tuple(int(x) for x in text.replace(" ", "").split(",") if x)
-  except ValueError:
-    out = ()
-  if not out:
-    raise PositionError(f"--{what}={text}: expected integers separated by "
-                        "commas, one per player in turn order from the "
-                        "player to move, e.g. 0,500,1200")
-  return out
+  """[T + 1, 6, N + 1] the turn of one key (`vector_pass.turn_pass`)."""
+  # One int32 array (farkle target, bank base, s0, top): each argument
+  # is a transfer of its own.
+  ints = np.array([seats.key_index(seats.farkle_fields(key)),
+                   seats.bank_base(key), key[0], seats.t_max(key[0])],
+                  np.int32)
+  return _compiled_turn(w0, ints, roll, seats)
 
 
 def format_vector(v: Sequence[float]) -> str:
@@ -342,10 +373,11 @@ def format_turn_table(game, scores, counts=None,
   return "\n".join(lines)
 
 
-def format_advice(game, scores, t: int, dice, counts=None) -> str:
-  """`advice` of either game for a roll, as text (every win probability
-  a vector over the players)."""
-  adv = game.advice(scores, t, roll=dice, counts=counts)
+def format_advice(game, scores, t: int, dice, counts=None,
+                  n: int | None = None) -> str:
+  """`advice` of either game for a roll (of n dice, if given), as text
+  (every win probability a vector over the players)."""
+  adv = game.advice(scores, t, n, dice, counts)
   n = game.players
   head = (f"scores {','.join(map(str, scores))} (player to move first), "
           f"turn total {t}, rolled {dice_count(len(dice))}: "

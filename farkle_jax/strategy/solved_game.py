@@ -25,15 +25,15 @@ from farkle_jax.game import final_round, roll_tables, scoring
 from farkle_jax.game import hand_rolls
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import queries, results
+from farkle_jax.strategy import positions
+# Where the front ends have always found them.
+from farkle_jax.strategy.positions import PositionError, dice_count
+from farkle_jax.strategy.positions import parse_dice
 
 # Solved values that ship with the package (farkle_jax/data/<name>), from
 # `python -m farkle_jax.main --config configs/<name>.py` (README).
 SHIPPED = ("facebook", "default")
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
-
-
-class PositionError(ValueError):
-  """A position, roll or choice that is not one of the solved game's."""
 
 
 class Position(NamedTuple):
@@ -88,44 +88,6 @@ class Advice(NamedTuple):
             "decision": self.decision and self.decision.as_dict()}
 
 
-def dice_count(n: int) -> str:
-  """'1 die', '2 dice', ...: how every front end names dice."""
-  return "1 die" if n == 1 else f"{n} dice"
-
-
-def parse_dice(text: str) -> tuple:
-  """'6,5,3' or '6 5 3' or '653' -> (6, 5, 3); with dice that differ, each
-  face after its die's letter (`dice.labels`): 'A1,B5,B3' -> ('A1', 'B5',
-  'B3'); PositionError if not dice."""
-  parts = text.replace(",", " ").split()
-  if len(parts) == 1 and len(parts[0]) > 1 and parts[0].isdigit():
-    parts = list(parts[0])
-  if parts and all(len(p) == 2 and p[0].isalpha() and p[1].isdigit()
-                   for p in parts):
-    return tuple(p.upper() for p in parts)
-  try:
-    faces = tuple(int(p) for p in parts)
-  except ValueError:
-    faces = ()
-  if not faces:
-    raise PositionError(f"roll {text!r}: expected the faces of the dice, "
-                        "e.g. 6,5,3,3,3,2 (dice that differ: a letter per "
-                        "die, e.g. A1,B5,B3)")
-  return faces
-
-
-def _check_roll(roll: Sequence[int], n: int) -> tuple[int, ...]:
-  roll = tuple(roll)
-  text = ",".join(str(x) for x in roll)
-  if any(not isinstance(x, (int, np.integer)) or not 1 <= x <= 6
-         for x in roll):
-    raise PositionError(f"roll {text}: faces are 1..6")
-  if len(roll) != n:
-    raise PositionError(f"roll {text}: {len(roll)} dice, but n={n} dice "
-                        "are rolled")
-  return roll
-
-
 def _ranked(choices: list[Choice]) -> tuple[Choice, ...]:
   """Best first: win probability, then points, then dice kept."""
   return tuple(sorted(choices,
@@ -142,9 +104,7 @@ class SolvedGame:
     self.rules = run.layout.rules
     self.turns = queries.Turns(run.w0, run.layout, run.roll)
     self._padded = run.layout.padded_start(run.w0)
-    self._reach = functools.lru_cache(maxsize=64)(
-        lambda bi, f: queries.reachable(self.layout, self.run.roll, bi,
-                                        f if self.rules.hands else 0))
+    self.check = positions.PositionCheck(run.layout, run.roll)
 
   @classmethod
   def load(cls, workdir: str, allow_unconverged: bool = False
@@ -170,33 +130,17 @@ class SolvedGame:
 
   # Reading positions.
   def _key(self, p: Position) -> tuple[int, int, int]:
-    """(flat key, banked-score index, turn row) of a valid position."""
+    """(flat key, banked-score index, turn row) of a valid position (n a
+    dice state of the mover's; `as_given` reads 6 as the whole hand)."""
     lay = self.layout
+    positions.check_counts(self.rules, (p.f, p.e), ("f", "e"))
     try:
       bi = lay.index_of(p.b, "b", p.b_on)
       di = lay.index_of(p.d, "d", p.d_on)
     except ValueError as e:
       raise PositionError(str(e)) from None
-    for name, v in (("f", p.f), ("e", p.e)):
-      if not 0 <= v < lay.num_farkle:
-        raise PositionError(f"{name}={v} is not a farkle count of these "
-                            f"rules: allowed are 0..{lay.num_farkle - 1}")
-    hand = lay.hand_states(p.f if self.rules.hands else 0)
-    if p.n not in hand:
-      raise PositionError(f"n={p.n}: the dice to roll are {hand[0]}.."
-                          f"{hand[-1]} (dice states: {self.dice_words()})")
-    if p.t < 0 or p.t % lay.unit:
-      raise PositionError(f"t={p.t}: a turn total is a multiple of "
-                          f"{lay.unit}, at least 0")
-    t = p.t // lay.unit
-    if t > lay.t_max(bi):
-      raise PositionError(f"t={p.t}: with b={p.b} the turn total already "
-                          f"reaches the goal {self.rules.goal}; bank to win")
-    if not self._reach(bi, p.f)[t, p.n - 1]:
-      raise PositionError(
-          f"t={p.t} with n={p.n} dice to roll cannot be reached: a turn "
-          "starts at t=0 with 6 dice and each roll adds what the dice set "
-          "aside score")
+    n = self.check.dice_state(p.f, p.n)
+    t = self.check.turn_total(bi, p.f, p.t, n)
     return int(lay.key_index(bi, di, p.f, p.e)), bi, t
 
   def bank_minimum(self, b: int, on_board: bool | None = None) -> int:
@@ -208,15 +152,14 @@ class SolvedGame:
       raise PositionError(str(e)) from None
     return int(self.layout.bank_floor(index) * self.layout.unit)
 
-  def _whole(self, p: Position) -> Position:
+  def as_given(self, p: Position) -> Position:
     """Where the dice differ, n = 6 stands for the mover's whole hand."""
-    if p.n == N_DICE and not self.rules.dice_alike:
-      return p._replace(n=int(self.layout.start_state(p.f)))
-    return p
+    positions.check_counts(self.rules, (p.f, p.e), ("f", "e"))
+    return p._replace(n=self.check.dice_state(p.f, p.n))
 
   def win_probability(self, p: Position) -> float:
     """W of the player to move at position `p`, both playing optimally."""
-    p = self._whole(p)
+    p = self.as_given(p)
     key, _, t = self._key(p)
     return float(self.turns.of(key).value[t, p.n - 1])
 
@@ -226,7 +169,7 @@ class SolvedGame:
 
   def decision(self, p: Position) -> Decision:
     """Bank or roll at position `p`, with both win probabilities."""
-    p = self._whole(p)
+    p = self.as_given(p)
     key, _, t = self._key(p)
     return self._decision(key, t, p.n)
 
@@ -243,22 +186,14 @@ class SolvedGame:
 
   def advise(self, p: Position, roll: Sequence,
              dice_state: bool = False) -> Advice:
-    """Every way to set dice aside from `roll` (faces 1..6 of p.n dice;
-    with dice that differ, 'A1'-style faces of the mover's dice left,
-    which give p.n; with `dice_state`, they must be those of state p.n),
+    """Every way to set dice aside from `roll` (faces 1..6 of p.n dice, or
+    where the dice differ 'A1'-style faces of the mover's dice left, which
+    give p.n unless `dice_state` says they must be those of state p.n),
     best first, and bank or roll after the best one."""
-    if self.rules.dice_alike:
-      roll = _check_roll(roll, p.n)
-    else:
-      try:
-        hand = hand_rolls.parse(self.rules, p.f, roll)
-      except ValueError as e:
-        raise PositionError(str(e)) from None
-      if dice_state and hand.state != p.n:
-        raise PositionError(f"roll {','.join(map(str, roll))}: these are "
-                            f"{self.dice_words(hand.state)}, but "
-                            f"{self.dice_words(p.n)} are to roll")
-      p, roll = p._replace(n=hand.state), hand.roll
+    positions.check_counts(self.rules, (p.f, p.e), ("f", "e"))
+    n, roll, hand = self.check.roll_of(
+        p.f, roll, p.n if dice_state or self.rules.dice_alike else None)
+    p = p._replace(n=n)
     key, bi, _ = self._key(p)
     lay, values = self.layout, self.turns.of(key).value
     top = int(lay.t_max(bi))
@@ -284,7 +219,7 @@ class SolvedGame:
     """The final round's last turn (rules.final_round): every way to set
     dice aside, best first, with the chance to finish above `bar` (points)
     from banked score b, rolling on until then (`game.final_round`)."""
-    roll = _check_roll(roll, n)
+    n, roll, _ = self.check.roll_of(0, roll, n)
     unit = self.layout.unit
     least = self.bank_minimum(b, on_board)
     need = max(bar - b + unit, least)
@@ -343,13 +278,8 @@ class SolvedGame:
   def _at(self, scores: Sequence[int], counts: Sequence[int] | None,
           t: int = 0, n: int = N_DICE) -> Position:
     # Under rules.hands the fields are the hands: player 1's moves first.
-    f, e = tuple(counts) if counts else (0, int(bool(self.rules.hands)))
-    if len(scores) != 2 or (counts and len(counts) != 2):
-      raise PositionError(f"scores {','.join(map(str, scores))}: expected "
-                          "2 banked scores (and farkle counts), the player "
-                          "to move first")
-    return self._whole(Position(int(scores[0]), int(scores[1]), int(f),
-                                int(e), t, n))
+    f, e = positions.check_players(self.rules, scores, counts)
+    return self.as_given(Position(int(scores[0]), int(scores[1]), f, e, t, n))
 
   def win_probabilities(self, scores: Sequence[int],
                         counts: Sequence[int] | None = None) -> np.ndarray:
@@ -358,21 +288,27 @@ class SolvedGame:
     w = self.win_probability(self._at(scores, counts))
     return np.array([w, 1.0 - w])
 
-  def advice(self, scores: Sequence[int], t: int = 0, n: int = N_DICE,
+  def advice(self, scores: Sequence[int], t: int = 0, n: int | None = None,
              roll: Sequence[int] | None = None,
              counts: Sequence[int] | None = None) -> dict[str, Any]:
     """`advise` or `decision` as data, shaped as `SeatGame.advice`: with a
     roll, every way to set its dice aside, best first, and bank or roll
     after the best one ("then"; absent when it wins); without, bank or roll
-    at turn total t with n dice."""
+    at turn total t with n dice. n None: 6 (the whole hand), or with a roll
+    the dice it shows; given with a roll, the roll must be of those dice."""
     pair = lambda w: None if w is None else [w, 1.0 - w]
     head = {"scores": list(scores), "t": t}
     if roll is None:
+      n = N_DICE if n is None else n
       dec = self.decision(self._at(scores, counts, t, n))
       return {**head, "n": n, "best": dec.best, "bank": pair(dec.bank),
               "roll": pair(dec.roll)}
-    adv = self.advise(self._at(scores, counts, t, len(roll)), roll)
-    out = {**head, "dice": list(roll), "choices": [
+    given = n is not None
+    if not given:   # the roll's own size (where the dice differ, its state)
+      n = (len(roll) if self.rules.dice_alike and 1 <= len(roll) <= N_DICE
+           else N_DICE)
+    adv = self.advise(self._at(scores, counts, t, n), roll, dice_state=given)
+    out = {**head, "dice": list(adv.roll), "choices": [
         {**c.as_dict(), "win": pair(c.win)} for c in adv.choices]}
     if not self.rules.dice_alike:    # the dice left, by letter
       for c in out["choices"]:
@@ -459,6 +395,7 @@ class SolvedGame:
   def turn_table(self, b: int, d: int, f: int = 0, e: int = 0,
                  t_max: int | None = None) -> dict[str, Any]:
     """The turn table of start-of-turn state (b, d, f, e) (`queries`)."""
+    positions.check_t_last(self.rules, t_max)
     try:
       return queries.turn_table(self.run.w0, self.layout, self.run.roll,
                                 b, d, f, e, t_max)
