@@ -261,6 +261,11 @@ def test_every_kind_of_failure_has_its_exit_code():
      ("--t_last", "to the goal")),
     ("farkle_jax.apps.analyze", ("komi", "--k_max=10" + "0" * 20), 2,
      ("--k_max",)),
+    ("farkle_jax.apps.analyze", ("evaluate", "--a=bank:1000000000000"), 2,
+     ("bank:1000000000000", "from 50 to the goal 1000")),
+    ("farkle_jax.apps.analyze", ("simulate", "--b=goforit:0,0,0,0,0,0/"
+                                 "0,0,0,0,0,10" + "0" * 15), 2,
+     ("goforit D", "from 0 to the goal 1000")),
 ])
 def test_numbers_out_of_range_fail_at_once(tmp_path, module, args, code,
                                            words):

@@ -149,7 +149,7 @@ def _check_flags(rules: Rules) -> None:
       _usage("start", _START.value, f"two scores, multiples of {step} in "
              f"[{low}, {rules.goal - step}]")
   for name in (_A.value, _B.value):
-    catalog.check_name(name, step)
+    catalog.check_name(name, step, rules.goal)
     if not rules.dice_alike and name.startswith(SIX_DICE_STRATEGIES):
       _usage("a" if name == _A.value else "b", name, "optimal, maxscore or "
              "bank:X with dice that differ (rules.dice, rules.hands)")

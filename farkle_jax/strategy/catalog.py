@@ -52,26 +52,29 @@ class Context:
     return memorized.build(self.sol, reach)
 
 
-def _points(text: str, name: str, unit: int) -> tuple[int, ...]:
+def _points(text: str, name: str, unit: int, goal: int) -> tuple[int, ...]:
   try:
-    vals = tuple(int(v) for v in text.split(","))
+    vals = tuple(int(v) for v in text.split(",") if len(v) <= 24)
   except ValueError:
     vals = ()
   if len(vals) != N_DICE:
     raise StrategyError(f"{name}: expected six comma-separated point values "
-                        f"(n = 1..6), got {text!r}")
-  if any(v < 0 or v % unit for v in vals):
-    raise StrategyError(f"{name}: every value must be a multiple of {unit} "
-                        f"and at least 0, got {text!r}")
+                        f"(n = 1..6), got {text[:60]!r}")
+  if any(not 0 <= v <= goal or v % unit for v in vals):
+    raise StrategyError(f"{name}: every value a multiple of {unit} from 0 "
+                        f"to the goal {goal}, got {text[:60]!r}")
   return vals
 
 
-def parse_go(spec: str, unit: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-  """'B1,..,B6/D1,..,D6' -> (B, D), points."""
+def parse_go(spec: str, unit: int, goal: int
+             ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+  """'B1,..,B6/D1,..,D6' -> (B, D), points from 0 to the goal."""
   if spec.count("/") != 1:
-    raise StrategyError(f"goforit:{spec}: expected goforit:B1,..,B6/D1,..,D6")
+    raise StrategyError(f"goforit:{spec[:60]}: expected "
+                        "goforit:B1,..,B6/D1,..,D6")
   b, d = spec.split("/")
-  return _points(b, "goforit B", unit), _points(d, "goforit D", unit)
+  return (_points(b, "goforit B", unit, goal),
+          _points(d, "goforit D", unit, goal))
 
 
 def strategy(name: str, ctx: Context) -> policies.Strategy:
@@ -84,33 +87,39 @@ def strategy(name: str, ctx: Context) -> policies.Strategy:
     return policies.max_score(ctx.layout, ctx.sol, "maxscore")
   if name == "memorized":
     return policies.play_memorized(ctx.layout, ctx.memorized_table())
-  check_name(name, ctx.layout.unit)
+  unit, goal = ctx.layout.unit, ctx.layout.rules.goal
+  check_name(name, unit, goal)
   if name.startswith("bank:"):
-    return policies.bank_at(ctx.layout, ctx.roll, _bank_points(name,
-                                                               ctx.layout.unit))
-  b, d = parse_go(name[8:], ctx.layout.unit)
+    return policies.bank_at(ctx.layout, ctx.roll,
+                            _bank_points(name, unit, goal))
+  b, d = parse_go(name[8:], unit, goal)
   return go_for_it.go_for_it(ctx.layout, ctx.sol, b, d)
 
 
-def _bank_points(name: str, unit: int) -> int:
+def _bank_points(name: str, unit: int, goal: int) -> int:
   try:
-    x = int(name[5:])
+    x = int(name[5:]) if len(name) <= 20 else -1
   except ValueError:
     x = -1
-  if x <= 0 or x % unit:
-    raise StrategyError(f"{name}: X must be a positive multiple of {unit}")
+  if not 0 < x <= goal or x % unit:
+    raise StrategyError(f"{name[:40]}: X a multiple of {unit} from {unit} "
+                        f"to the goal {goal}")
   return x
 
 
-def check_name(name: str, unit: int) -> None:
+def check_name(name: str, unit: int, goal: int) -> None:
   """Raises StrategyError unless `name` names a strategy of the catalog
-  with allowed parameters (scores of `unit` points); builds nothing."""
+  with allowed parameters (scores of `unit` points, at most the `goal`);
+  builds nothing."""
+  if not isinstance(name, str) or len(name) > 200:
+    raise StrategyError(f"strategy {str(name)[:40]!r}...: not a name of "
+                        f"{NAMES}")
   if name in ("optimal", "maxscore", "memorized"):
     return
   if name.startswith("bank:"):
-    _bank_points(name, unit)
+    _bank_points(name, unit, goal)
   elif name.startswith("goforit:"):
-    parse_go(name[8:], unit)
+    parse_go(name[8:], unit, goal)
   else:
     raise StrategyError(f"strategy {name!r} is not allowed: one of {NAMES}")
 
