@@ -136,9 +136,11 @@ class Explorer:
     served = self._served(q)
     scores, counts = self._position(q)
     roll = q.get("roll")
+    # n left out: the game's default (the whole hand, or the roll's dice).
+    n = {} if q.get("n") is None else {"n": _int(q, "n", 6)}
     return _flagged(served, served.game.advice(
-        scores, _int(q, "t", 0), _int(q, "n", 6),
-        None if roll is None else parse_dice(roll), counts))
+        scores, _int(q, "t", 0), roll=None if roll is None
+        else parse_dice(roll), counts=counts, **n))
 
 
 def _flagged(served: web_runs.Served, answer: dict[str, Any]
