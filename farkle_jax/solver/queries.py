@@ -12,9 +12,11 @@ pass over the turn (`bellman.turn_values`).
 from __future__ import annotations
 
 import collections
+import functools
 import json
 from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -32,16 +34,17 @@ class TurnRows(NamedTuple):
 class Turns:
   """Turn values of single keys of a solved run, in milliseconds each.
 
-  The padded start vector and the roll tables go to the device once; each
-  key is then one backward pass of `bellman.turn_pass` (compiled once), and
-  the last `cache` keys asked for are kept.
+  The start vector (flat and padded) and the roll tables go to the device
+  once; each key is then one call of a compiled backward pass
+  (`bellman.turn_pass`) with one small array in and one out, and the last
+  `cache` keys asked for are kept.
   """
 
   def __init__(self, w0: np.ndarray, layout: StateLayout,
                roll: roll_tables.RollTables, cache: int = 512):
     self.w0 = np.asarray(w0)                          # [B, D, F, E]
     self.layout = layout
-    self._flat = self.w0.reshape(-1)
+    self._flat = jnp.asarray(self.w0.reshape(-1))
     self._padded = layout.padded_start(self.w0, jnp)  # [padded_size]
     self._roll = bellman.roll_arrays(roll, self.w0.dtype)
     self._ones = jnp.ones((layout.num_rows + 1, layout.dice_states, 1),
@@ -58,18 +61,30 @@ class Turns:
       return self._cache[key]
     layout = self.layout
     fields = layout.key_fields(np.array([key]))
-    x_farkle = 1 - self._flat[layout.farkle_index(fields)]
-    # NumPy arguments go to the device with the call: a jnp.asarray each
-    # first is an eager dispatch of its own (0.2 ms apiece).
-    value, _, roll = bellman.compiled_turn_pass(
-        self._ones, x_farkle, self._padded, layout.bank_base(fields),
-        np.int32(layout.t_max(fields[0][0])), self._roll,
-        layout=layout, relative=False, rolls=True)
-    rows = TurnRows(np.asarray(value)[:, :, 0], np.asarray(roll)[:, :, 0])
+    # One array in (a jnp.asarray of each is an eager dispatch of its own,
+    # 0.2 ms apiece) and one out.
+    ints = np.array([layout.farkle_index(fields)[0],
+                     layout.bank_base(fields)[0], layout.t_max(fields[0][0])],
+                    np.int32)
+    out = np.asarray(_key_pass(self._ones, self._flat, self._padded, ints,
+                               self._roll, layout))
+    rows = TurnRows(out[0], out[1])
     self._cache[key] = rows
     if len(self._cache) > self._size:
       self._cache.popitem(last=False)
     return rows
+
+
+@functools.partial(jax.jit, static_argnames=("layout",))
+def _key_pass(ones: jax.Array, flat: jax.Array, padded: jax.Array,
+              ints: jax.Array, roll: bellman.RollArrays,
+              layout: StateLayout) -> jax.Array:
+  """[2, T + 1, S] W(t, n) and the value of rolling of one key, from
+  `ints`: its farkle target (a flat key), bank base and t_max."""
+  value, _, rolled = bellman.turn_pass(
+      ones, 1 - flat[ints[:1]], padded, ints[1:2], ints[2], roll, layout,
+      relative=False, rolls=True)
+  return jnp.stack([value[:, :, 0], rolled[:, :, 0]])
 
 
 def reachable(layout: StateLayout, roll: roll_tables.RollTables,
