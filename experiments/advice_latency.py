@@ -30,14 +30,6 @@ from farkle_jax.apps import command_line
 from farkle_jax.solver import queries
 from farkle_jax.strategy.solved_game import Position, SolvedGame
 
-_WORKDIR = flags.DEFINE_string("workdir", None, "Solved run (default: the "
-                               "shipped facebook values).")
-_REQUESTS = flags.DEFINE_integer("requests", 1000, "Timed requests.")
-_WARMUP = flags.DEFINE_integer("warmup", 50, "Untimed requests first.")
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of the positions and rolls.")
-_JSON = flags.DEFINE_string("json", None, "Write the figures here.")
-
-
 def requests(game: SolvedGame, count: int, seed: int):
   """`count` random (position, roll) pairs of the solved model."""
   rng = np.random.default_rng(seed)
@@ -137,5 +129,11 @@ def main(argv):
       json.dump(figures, fh, indent=1)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":   # (advice_load imports this file: no flags then)
+  _WORKDIR = flags.DEFINE_string("workdir", None, "Solved run (default: "
+                                 "the shipped facebook values).")
+  _REQUESTS = flags.DEFINE_integer("requests", 1000, "Timed requests.")
+  _WARMUP = flags.DEFINE_integer("warmup", 50, "Untimed requests first.")
+  _SEED = flags.DEFINE_integer("seed", 0, "Seed of the positions and rolls.")
+  _JSON = flags.DEFINE_string("json", None, "Write the figures here.")
   command_line.run(main)

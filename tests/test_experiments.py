@@ -291,6 +291,40 @@ def test_advice_latency_script_times_the_api_and_http(tmp_path, tiny_runs):
     assert 0 < got[name]["p50_ms"] <= got[name]["p99_ms"] <= got[name]["max_ms"]
 
 
+def test_advice_load_script_reports_p99_and_no_errors(tmp_path, tiny_runs):
+  workdir = tiny_runs("facebook")[3]
+  out = subprocess.run(
+      [sys.executable, "experiments/advice_load.py", "--workdir", workdir,
+       "--clients=3", "--requests=30", "--warmup=3",
+       "--json", str(tmp_path / "l.json")],
+      cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
+  assert out.returncode == 0, out.stderr[-2000:]
+  got = json.load(open(tmp_path / "l.json"))
+  assert (got["players"], got["clients"], got["requests"]) == (2, 3, 30)
+  assert got["errors"] == 0 and got["answered"] == 30
+  assert 0 < got["p50_ms"] <= got["p99_ms"] <= got["max_ms"]
+  assert got["requests_per_s"] > 0
+
+
+def test_advice_load_positions_are_all_legal_for_three_players():
+  """Every request the load tool makes for three players is one the game
+  answers (a position play reaches, a roll of the dice to roll); the
+  game's values are zeros here, as the checks do not read them."""
+  import advice_load  # noqa: E402  (experiments/, on the path above)
+  from farkle_jax.game import rules as rules_lib
+  from farkle_jax.game.seats import SeatsLayout
+  from farkle_jax.strategy import positions, seat_game
+  seats = SeatsLayout(rules_lib.from_mapping(
+      {"preset": "minimal", "goal": 500, "players": 3}))
+  game = seat_game.SeatGame(np.zeros(seats.key_shape + (3,)), seats, {})
+  for path in advice_load.queries(game, 60, seed=1):
+    q = dict(x.split("=") for x in path.split("?")[1].split("&"))
+    answer = game.advice(positions.parse_scores(q["scores"]), int(q["t"]),
+                         int(q["n"]), positions.parse_dice(q["roll"]),
+                         positions.parse_scores(q["counts"]))
+    assert len(answer["dice"]) == int(q["n"])
+
+
 def test_players_script_solves_a_run_it_does_not_find(tmp_path):
   """An empty --workdir: the run is solved (not refused), and its row holds
   the first player's win of the plain reference."""
