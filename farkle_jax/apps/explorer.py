@@ -124,12 +124,9 @@ class Explorer:
   def table(self, request: Request) -> dict[str, Any]:
     q = request.query_params
     served = self._served(q)
-    t_max, goal = _int(q, "t_max", -1), served.game.rules.goal
-    if t_max > goal:
-      raise BadRequest(f"t_max={t_max}: at most the goal {goal}")
     scores, counts = self._position(q)
-    return _flagged(served, served.game.table(
-        scores, counts, None if t_max < 0 else t_max))
+    return _flagged(served, served.game.table(   # the game checks t_max
+        scores, counts, _int(q, "t_max", None)))
 
   def advice(self, request: Request) -> dict[str, Any]:
     q = request.query_params

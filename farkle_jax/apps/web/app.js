@@ -31,6 +31,8 @@ function query(form) {
   params.set("scores", values(".score").join(","));
   if (info.farkle_counts > 1) params.set("counts", values(".count").join(","));
   for (const [k, v] of new FormData(form)) if (v !== "") params.set(k, v);
+  // A roll says how many dice were rolled; "dice rolled" asks without one.
+  if (params.get("roll")) params.delete("n");
   if (run !== "main") params.set("run", run);
   return params.toString();
 }
