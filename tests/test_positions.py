@@ -324,3 +324,24 @@ def test_positions_module_refuses_huge_inputs_in_one_line():
     with pytest.raises(PositionError) as err:
       positions.parse_scores(text)
     assert len(str(err.value)) < 300
+
+
+def test_a_game_reads_dice_states_as_states_where_the_dice_differ(
+    tmp_path_factory):
+  """In play (the match, the web game) n is the layout's dice state: with
+  one hand of three kinds, state 6 is five dice of the hand, not the whole
+  hand that a person's n = 6 names. Every reachable state of the opening
+  turn: the decision read by the game is the turn pass's own value."""
+  from test_dice import HAND_DICE, _kcd
+  from farkle_jax.solver import queries
+  config = _kcd(goal=300, dice=HAND_DICE)
+  config.solver.tol = 1e-15
+  game = farkle_jax.load(solved_once(tmp_path_factory, "kcd_hand", config))
+  lay, key = game.layout, (0, 0, 0, 0)
+  assert lay.dice_states > 6 and lay.dice_labels[5] != lay.dice_labels[-1]
+  turn = game.turns.of(int(lay.key_index(*key)))
+  reach = queries.reachable(lay, game.run.roll, 0)
+  assert reach[:, 5].any()   # state 6 is reached
+  for t, n in zip(*reach.nonzero()):
+    dec = game.decision_at(key, int(t) * lay.unit, int(n) + 1)
+    assert dec.roll == pytest.approx(float(turn.roll[t, n]), abs=1e-15)

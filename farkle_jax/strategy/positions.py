@@ -138,11 +138,12 @@ class PositionCheck:
     self._reach = functools.lru_cache(maxsize=256)(
         lambda top, start: roll_tables.reachable(roll, top + 1, start))
 
-  def dice_state(self, f: int, n: int) -> int:
-    """The dice state n of the mover (farkle field f), where 6 stands for
-    the whole hand when the dice differ; PositionError if not theirs."""
+  def dice_state(self, f: int, n: int, given: bool = True) -> int:
+    """The dice state n of the mover (farkle field f); as a person gives
+    it (`given`), 6 stands for the whole hand where the dice differ, else
+    n is the layout's state number. PositionError if not theirs."""
     lay = self.layout
-    if n == N_DICE and not self.rules.dice_alike:
+    if given and n == N_DICE and not self.rules.dice_alike:
       return int(lay.start_state(f))
     hand = lay.hand_states(f if self.rules.hands else 0)
     if n not in hand:

@@ -139,7 +139,7 @@ class SolvedGame:
       di = lay.index_of(p.d, "d", p.d_on)
     except ValueError as e:
       raise PositionError(str(e)) from None
-    n = self.check.dice_state(p.f, p.n)
+    n = self.check.dice_state(p.f, p.n, given=False)
     t = self.check.turn_total(bi, p.f, p.t, n)
     return int(lay.key_index(bi, di, p.f, p.e)), bi, t
 
@@ -376,7 +376,9 @@ class SolvedGame:
     return self.advise_last_turn(p.b, bar, t, n, dice, p.b_on).choices
 
   def decision_at(self, key, t: int, n: int) -> Decision:
-    return self.decision(self._position_at(key, t, n))
+    # n is a dice state here, not a count as a person gives it (`as_given`).
+    flat, _, units = self._key(self._position_at(key, t, n))
+    return self._decision(flat, units, n)
 
   def bank_minimum_at(self, key) -> int:
     p = self._position_at(key, 0, int(self.layout.start_state(key[2])))
