@@ -134,9 +134,11 @@ class PositionCheck:
 
   def __init__(self, layout: ScoreUnits, roll: roll_tables.RollTables):
     self.layout, self.roll, self.rules = layout, roll, layout.rules
-    # [top + 1, S] by (t_max, start state): a few dozen tables in all.
-    self._reach = functools.lru_cache(maxsize=256)(
-        lambda top, start: roll_tables.reachable(roll, top + 1, start))
+    # [T, S] by start state, T the most rows a turn has: a turn of any
+    # t_max reaches the first t_max + 1 rows of it (totals only grow, so a
+    # row is reached from rows above it alone).
+    self._reach = functools.lru_cache(maxsize=None)(
+        lambda start: roll_tables.reachable(roll, layout.num_rows, start))
 
   def dice_state(self, f: int, n: int, given: bool = True) -> int:
     """The dice state n of the mover (farkle field f); as a person gives
@@ -169,7 +171,7 @@ class PositionCheck:
           f"banked score of {int(lay.points(b_index))}, "
           f"{(top + 1) * lay.unit} already reaches the goal "
           f"{self.rules.goal}; bank to win")
-    if not self._reach(top, int(lay.start_state(f)))[units, n - 1]:
+    if not self._reach(int(lay.start_state(f)))[units, n - 1]:
       raise PositionError(
           f"t={shown} with n={n} dice to roll cannot be reached: a turn starts "
           "at t=0 with the whole hand and each roll adds what the dice set "
