@@ -11,7 +11,7 @@ import pytest
 import reference
 from farkle_jax.solver import queries
 from farkle_jax.strategy.solved_game import Position, PositionError, SolvedGame
-from farkle_jax.strategy.solved_game import parse_dice
+from farkle_jax.strategy.positions import parse_dice
 
 PUBLISHED = json.load(open(os.path.join(os.path.dirname(__file__), "data",
                                         "published.json")))

@@ -19,7 +19,7 @@ from absl import app, flags
 
 import farkle_jax  # (also enables float64)
 from farkle_jax.apps import command_line
-from farkle_jax.strategy import seat_game, solved_game
+from farkle_jax.strategy import positions, seat_game, solved_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run "
                                "(default: the shipped values, --shipped).")
@@ -78,7 +78,7 @@ def format_advice(adv: solved_game.Advice, bank_min: int,
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  roll = solved_game.parse_dice(_ROLL.value) if _ROLL.value is not None else None
+  roll = positions.parse_dice(_ROLL.value) if _ROLL.value is not None else None
   game = farkle_jax.load(_WORKDIR.value, _SHIPPED.value, _ALLOW.value)
   if command_line.by_scores(game.players):
     print(_advice_by_scores(game, roll))

@@ -38,7 +38,7 @@ from farkle_jax.game.rules import Rules
 from farkle_jax.solver import checkpointing, configuration, driver, memory
 from farkle_jax.strategy import catalog, evaluation, expected_score, figures
 from farkle_jax.strategy import go_for_it, komi, memorized, simulation
-from farkle_jax.strategy import seat_game, seated
+from farkle_jax.strategy import positions, seat_game, seated
 from farkle_jax.solver import results, stage_engine
 
 _CONFIG = config_flags.DEFINE_config_file(
@@ -286,7 +286,7 @@ def _seat_game(config, workdir: str | None) -> seat_game.SeatGame:
 def _seats(config, workdir) -> dict:
   game = _seat_game(config, workdir)
   n = game.seats.players
-  scores = seat_game.parse_scores(_SCORES.value or ",".join(["0"] * n))
+  scores = positions.parse_scores(_SCORES.value or ",".join(["0"] * n))
   win = game.win_probabilities(scores)
   banks = game.bank_thresholds(scores)
   print(stage_engine.seat_table(game.summary))

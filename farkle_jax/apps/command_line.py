@@ -28,7 +28,7 @@ from absl import app, flags
 
 from farkle_jax.solver import checkpointing, configuration, driver, locking
 from farkle_jax.solver import memory, results
-from farkle_jax.strategy import catalog, seat_game, solved_game
+from farkle_jax.strategy import catalog, positions, solved_game
 
 USAGE_EXIT = 2    # the command line asks for something not allowed
 FAILURE_EXIT = 1  # the run could not do what was asked
@@ -287,8 +287,8 @@ def seats_position(players: int) -> tuple[list[int], list[int] | None]:
       "--scores (and --counts)") if players > 2 else (
       "give either --scores (and --counts) or --b, --d, --f, --e"))
   given = flags.FLAGS
-  scores = seat_game.parse_scores(given.scores or ",".join(["0"] * players))
-  counts = (seat_game.parse_scores(given.counts, "counts")
+  scores = positions.parse_scores(given.scores or ",".join(["0"] * players))
+  counts = (positions.parse_scores(given.counts, "counts")
             if given.counts else None)
   return scores, counts
 

@@ -50,8 +50,7 @@ from farkle_jax.apps import dice_solves, web_games, web_guard, web_runs
 from farkle_jax.apps.web_games import BadRequest
 from farkle_jax.game import dice
 from farkle_jax.strategy import match
-from farkle_jax.strategy.seat_game import parse_scores
-from farkle_jax.strategy.solved_game import parse_dice
+from farkle_jax.strategy.positions import parse_dice, parse_scores
 
 PAGE = os.path.join(os.path.dirname(__file__), "web")
 ASSETS = ("app.js", "game.js", "dice.js", "style.css")

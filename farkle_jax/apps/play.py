@@ -22,7 +22,7 @@ from absl import app, flags
 
 import farkle_jax  # (also enables float64)
 from farkle_jax.apps import command_line
-from farkle_jax.strategy import catalog, match, solved_game
+from farkle_jax.strategy import catalog, match, positions, solved_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run "
                                "(default: the shipped values, --shipped).")
@@ -68,7 +68,7 @@ def _person(game, s: match.MatchState, dice: match.Dice | None
   if s.phase == "roll":
     if dice is not None:
       return match.roll(game, s, dice.roll(s.n))
-    return _retry(lambda a: match.roll(game, s, solved_game.parse_dice(a)),
+    return _retry(lambda a: match.roll(game, s, positions.parse_dice(a)),
                   f"roll {match.dice_words(game, s.n)} and type the faces: ")
   if s.phase == "keep":
     # Listed by points, not by win probability: the list is no hint.
@@ -93,7 +93,7 @@ def _kept(answer: str, options) -> tuple[int, ...]:
   if not answer or not all(ch.isdigit() or ch in ", " for ch in answer):
     raise solved_game.PositionError(
         f"{answer!r}: answer 1-{len(options)} or the faces to keep")
-  return solved_game.parse_dice(answer)
+  return positions.parse_dice(answer)
 
 
 def _action(answer: str) -> str:
@@ -134,7 +134,7 @@ def play(game, computer: match.Computer, dice: match.Dice | None,
       s = _person(game, s, dice)
       _feedback(before, s)
     elif s.phase == "roll" and dice is None:
-      s = _retry(lambda a: computer.step(s, solved_game.parse_dice(a)),
+      s = _retry(lambda a: computer.step(s, positions.parse_dice(a)),
                  f"{names[s.mover]} rolls {match.dice_words(game, s.n)}; "
                  "type the faces: ")
     else:

@@ -91,14 +91,13 @@ def check_counts(rules: Rules, counts: Sequence[int],
     what = f"{names[i]}={c}" if i < len(names) else f"farkle count {c}"
     if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)):
       raise PositionError(f"{what}: an integer")
-    if rules.hands and not 0 <= c < allowed:
-      raise PositionError(f"{what}: under rules.hands this is the hand "
-                          f"held, one of 0..{allowed - 1}")
     if not 0 <= c < allowed:
-      raise PositionError(f"{what} is not a farkle count of these rules: "
-                          f"allowed are 0..{allowed - 1}"
-                          + ("" if rules.has_penalty else
-                             " (no farkle penalty)"))
+      raise PositionError(
+          f"{what}: under rules.hands this is the hand held, one of "
+          f"0..{allowed - 1}" if rules.hands else
+          f"{what} is not a farkle count of these rules: allowed are "
+          f"0..{allowed - 1}" + ("" if rules.has_penalty else
+                                 " (no farkle penalty)"))
   return tuple(int(c) for c in counts)
 
 

@@ -27,7 +27,6 @@ from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, integrity, results, vector_pass
 from farkle_jax.strategy import positions
 from farkle_jax.strategy.positions import PositionError, dice_count
-from farkle_jax.strategy.positions import parse_scores  # noqa: F401
 from farkle_jax.strategy.solved_game import Choice, Decision
 
 

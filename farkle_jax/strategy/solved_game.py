@@ -15,7 +15,6 @@ when both players play optimally from there on.
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -26,9 +25,7 @@ from farkle_jax.game import hand_rolls
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import queries, results
 from farkle_jax.strategy import positions
-# Where the front ends have always found them.
 from farkle_jax.strategy.positions import PositionError, dice_count
-from farkle_jax.strategy.positions import parse_dice
 
 # Solved values that ship with the package (farkle_jax/data/<name>), from
 # `python -m farkle_jax.main --config configs/<name>.py` (README).
