@@ -48,6 +48,13 @@ def requests(game: SolvedGame, count: int, seed: int):
   return out
 
 
+def write_figures(path: str, figures: dict) -> None:
+  """The figures as JSON at `path` (its folder made if need be)."""
+  os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+  with open(path, "w") as fh:
+    json.dump(figures, fh, indent=1)
+
+
 def percentiles(ms: list[float]) -> dict[str, float]:
   a = np.array(ms)
   return {"p50_ms": float(np.percentile(a, 50)),
@@ -124,9 +131,7 @@ def main(argv):
     print(f"{name:<5} p50 {f['p50_ms']:6.2f} ms  p99 {f['p99_ms']:6.2f} ms  "
           f"max {f['max_ms']:6.2f} ms  ({f['requests']} requests)")
   if _JSON.value:
-    os.makedirs(os.path.dirname(_JSON.value) or ".", exist_ok=True)
-    with open(_JSON.value, "w") as fh:
-      json.dump(figures, fh, indent=1)
+    write_figures(_JSON.value, figures)
 
 
 if __name__ == "__main__":   # (advice_load imports this file: no flags then)

@@ -29,7 +29,7 @@ import numpy as np
 from absl import app, flags
 
 import farkle_jax  # (also enables float64)
-from advice_latency import percentiles, serve
+from advice_latency import percentiles, serve, write_figures
 from benchmark import cpu_name
 from farkle_jax.apps import command_line
 from farkle_jax.game import roll_tables
@@ -143,9 +143,7 @@ def main(argv):
   for e in errors[:5]:
     print("  error:", e)
   if _JSON.value:
-    os.makedirs(os.path.dirname(_JSON.value) or ".", exist_ok=True)
-    with open(_JSON.value, "w") as fh:
-      json.dump(figures, fh, indent=1)
+    write_figures(_JSON.value, figures)
 
 
 if __name__ == "__main__":   # (tests import this file: no flags then)
