@@ -51,7 +51,8 @@ import farkle_jax  # noqa: F401  (float64)
 from farkle_jax.apps import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import configuration, loop_steps, methods, sweep_counts
+from farkle_jax.solver import (compile_target, configuration, loop_steps,
+                               methods, sweep_counts)
 
 
 def cpu_name() -> str:
@@ -98,18 +99,59 @@ def count_method(layout, roll, settings, label, sweeps):
   """Builds and compiles one method without solving: compile time and
   counts, the projection assuming `sweeps` sweeps."""
   t0 = time.perf_counter()
-  chunk = methods.compile_chunk(methods.build(layout, roll, settings),
-                                settings)
-  return {"method": label, "compile_s": time.perf_counter() - t0,
-          "sweeps": sweeps, **counted(chunk.method, sweeps)}
+  method = methods.build(layout, roll, settings)
+  t1 = time.perf_counter()
+  chunk = methods.compile_chunk(method, settings)
+  return {"method": label, "build_s": t1 - t0,
+          "compile_s": time.perf_counter() - t1,
+          "sweeps": sweeps, **counted(chunk.method, sweeps),
+          **target_figures(layout, roll, settings, _TARGET.value)}
+
+
+def target_figures(layout, roll, settings, target: str | None) -> dict:
+  """`--target`: the method compiled for that GPU without one (compile
+  time, kernels, XLA's bytes accessed per sweep with loop bodies at their
+  trip counts), as `<target>_compile_s`, `_fusions`,
+  `_bytes_accessed_per_sweep`."""
+  if not target:
+    return {}
+  with compile_target.aiming(target):
+    method = methods.build(layout, roll, settings)
+    t0 = time.perf_counter()
+    compiled = methods.compile_for_target(method, settings)
+    seconds = time.perf_counter() - t0
+    counts = method.counts()
+  return {f"{target}_compile_s": seconds,
+          f"{target}_dependent_steps_per_sweep": counts.dependent_steps,
+          f"{target}_fusions": compile_target.fusions(compiled.as_text()),
+          f"{target}_bytes_accessed_per_sweep": counts.xla_bytes_accessed}
+
+
+def print_target(results, target: str | None) -> None:
+  if not target:
+    return
+  print(f"# compiled for {target} without the GPU (deviceless AOT; XLA's "
+        "HLO cost analysis, loop bodies at their trip counts)")
+  print(f"{'method':<20}{'compile s':>10}{'fusions':>9}{'dep.steps':>10}"
+        f"{'XLA bytes/sweep':>17}{'plan bytes/sweep':>18}{'ratio':>7}")
+  for r in results:
+    plan = r["gathered_bytes_per_sweep"] + r["written_bytes_per_sweep"]
+    xla = r[f"{target}_bytes_accessed_per_sweep"]
+    print(f"{r['method']:<20}{r[f'{target}_compile_s']:>10.1f}"
+          f"{r[f'{target}_fusions']:>9}"
+          f"{r[f'{target}_dependent_steps_per_sweep']:>10}{xla / 1e9:>15.4g}GB"
+          f"{plan / 1e9:>16.4g}GB{xla / plan:>7.2f}")
 
 
 def print_counts(results) -> None:
-  print(f"{'method':<20}{'dep.steps':>10}{'rows/sweep':>12}{'live rows':>12}"
+  print(f"{'method':<20}{'build s':>8}{'compile s':>10}{'dep.steps':>10}"
+        f"{'rows/sweep':>12}"
+        f"{'live rows':>12}"
         f"{'gathered/sweep':>16}{'written/sweep':>15}{'XLA bytes/sweep':>17}"
         f"{'H100 s':>9}{'(XLA)':>9}")
   for r in results:
-    print(f"{r['method']:<20}{r['dependent_steps_per_sweep']:>10}"
+    print(f"{r['method']:<20}{r['build_s']:>8.1f}{r['compile_s']:>10.1f}"
+          f"{r['dependent_steps_per_sweep']:>10}"
           f"{r['rows_evaluated_per_sweep']:>12.4g}"
           f"{r['live_rows_per_sweep']:>12.4g}"
           f"{r['gathered_bytes_per_sweep'] / 1e9:>14.4g}GB"
@@ -127,9 +169,10 @@ def run_method(layout, roll, settings, label):
   """Builds, compiles and runs `settings.method` in one chunk of up to
   `settings.sweeps_per_call` sweeps (stopping at the tolerance)."""
   t0 = time.perf_counter()
-  chunk = methods.compile_chunk(methods.build(layout, roll, settings),
-                                settings)
-  compile_s = time.perf_counter() - t0
+  method = methods.build(layout, roll, settings)
+  t1 = time.perf_counter()
+  chunk = methods.compile_chunk(method, settings)
+  build_s, compile_s = t1 - t0, time.perf_counter() - t1
   method = chunk.method
   state = method.init()
   try:
@@ -157,7 +200,7 @@ def run_method(layout, roll, settings, label):
       **counted(method, sweeps),
       "method": label, "sweeps": sweeps,
       "residual": out.residual if out.done else first.residual,
-      "compile_s": compile_s, "wall_s": wall,
+      "build_s": build_s, "compile_s": compile_s, "wall_s": wall,
       "state_updates": layout.num_states * work,
       "updates_per_s": layout.num_states * work / wall,
       "dependent_steps_per_sweep": read,
@@ -167,6 +210,7 @@ def run_method(layout, roll, settings, label):
                       / 2**20,
       "peak_device_gb": (stats or {}).get("peak_bytes_in_use", 0) / 2**30,
       "w0": method.start_values(out.state),
+      **target_figures(layout, roll, settings, _TARGET.value),
   }
 
 
@@ -177,6 +221,8 @@ def main(argv):
   for name in _METHODS.value:
     if name not in allowed:
       raise app.UsageError(f"--methods: {name!r} is not one of {allowed}")
+  if _TARGET.value:
+    compile_target.check(_TARGET.value)
   rules, settings = configuration.check(_CONFIG.value)
   layout = StateLayout(rules, settings.chunk_keys)
   roll = roll_tables.build(rules)
@@ -193,6 +239,7 @@ def main(argv):
     results = [count_method(layout, roll, variant(name, settings, layout),
                             name, _SWEEPS.value) for name in _METHODS.value]
     print_counts(results)
+    print_target(results, _TARGET.value)
     write_json(results, rules, settings, layout, config_file, dev)
     return
   sweeps = {"sweeps_per_call": _MAX_SWEEPS.value}
@@ -215,6 +262,7 @@ def main(argv):
           f"{np.abs(r['w0'] - base['w0']).max():>10.1e}")
   print("# peak host is the process's peak so far (cumulative over rows)")
   print_counts(results)
+  print_target(results, _TARGET.value)
   write_json([{**{k: v for k, v in r.items() if k != "w0"},
                "max_abs_diff_from_baseline":
                    float(np.abs(r["w0"] - base["w0"]).max())}
@@ -254,4 +302,9 @@ if __name__ == "__main__":
       "sweep moves and the projection of --sweeps sweeps; no solve.")
   _SWEEPS = flags.DEFINE_integer("sweeps", 19, "Sweeps the projection of "
                                  "--counts_only assumes.", lower_bound=1)
+  _TARGET = flags.DEFINE_string(
+      "target", None, "Also compile each method for this GPU without one "
+      f"(known: {', '.join(sorted(compile_target.TARGETS))}; needs JAX's "
+      "CUDA plugin and JAX_PLATFORMS=cpu) and report its compile time, "
+      "kernels and XLA's bytes accessed per sweep.")
   command_line.run(main)

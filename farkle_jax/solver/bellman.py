@@ -24,6 +24,7 @@ import numpy as np
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout, flat_turn, turn_row
+from farkle_jax.solver import sweep_counts
 
 
 class OptionGroup(NamedTuple):
@@ -223,8 +224,8 @@ def row_bytes(keys: int, roll: RollArrays, layout: StateLayout,
       return jax.jvp(row, (x,), (jnp.ones_like(x),))
     return row(x)
 
-  cost = jax.jit(one_row).lower(rows, x, padded, base, roll).compile()
-  return gathered, float(cost.cost_analysis()["bytes accessed"])
+  return gathered, sweep_counts.bytes_accessed(one_row, rows, x, padded,
+                                               base, roll, donate=0)
 
 
 def _best_option(flat: jax.Array, idx: jax.Array, picks: bool

@@ -49,10 +49,14 @@ class ChunkEngine:
   def build(self) -> int:
     self.roll = roll_tables.build(self.rules)
     t0 = time.time()
-    self.chunk = methods.compile_chunk(
-        methods.build(self.layout, self.roll, self.settings), self.settings)
-    logging.info("method %s compiled in %.1f s", self.chunk.method.name,
-                 time.time() - t0)
+    method = methods.build(self.layout, self.roll, self.settings)
+    t1 = time.time()
+    self.chunk = methods.compile_chunk(method, self.settings)
+    logging.info("method %s built in %.1f s, compiled in %.1f s%s",
+                 method.name, t1 - t0, time.time() - t1,
+                 "" if jax.config.jax_enable_compilation_cache
+                 and jax.config.jax_compilation_cache_dir
+                 else " (compile cache off)")
     return self._plan_memory(self.chunk.memory_bytes())
 
   def _plan_memory(self, compiled_bytes: int | None) -> int:

@@ -44,6 +44,7 @@ class Settings(NamedTuple):
   checkpoint_every: int
   checkpoint_keep: int
   memory_limit_gb: float | None
+  compile_cache: str   # "" default directory, "off", or a directory
   slices: tuple[tuple[int, int, int, int], ...]
 
 
@@ -78,6 +79,9 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
   c.checkpoint = ml_collections.ConfigDict(dict(every=5, keep=2))
   # Refuse runs whose estimated footprint exceeds this; None: device memory.
   c.memory_limit_gb = ml_collections.config_dict.placeholder(float)
+  # Compiled programs kept on disk for the next run of the same shapes:
+  # "" the default directory (solver/compile_cache.py), "off", or a path.
+  c.compile_cache = ""
   # Start-of-turn states (b, d, f, e; scores in points) whose turn tables the
   # run writes to its workdir.
   c.slices = ((0, 0, 0, 0),)
@@ -169,6 +173,9 @@ def check(config: ml_collections.ConfigDict
   if config.memory_limit_gb is not None:
     _number("memory_limit_gb", config.memory_limit_gb, (int, float), 0,
             open_low=True)
+  if not isinstance(config.get("compile_cache", ""), str):
+    _fail("compile_cache", config.compile_cache, "a directory, '' (the "
+          "default directory) or 'off'")
   slices = _slices(config, r)
   if config.memory_limit_gb is not None:
     config_limit = float(config.memory_limit_gb)
@@ -182,7 +189,8 @@ def check(config: ml_collections.ConfigDict
       dtype=s.dtype, init_value=float(s.init_value),
       checkpoint_every=config.checkpoint.every,
       checkpoint_keep=config.checkpoint.keep,
-      memory_limit_gb=config_limit, slices=tuple(slices))
+      memory_limit_gb=config_limit,
+      compile_cache=config.get("compile_cache", ""), slices=tuple(slices))
   return r, settings
 
 

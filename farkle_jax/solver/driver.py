@@ -25,7 +25,8 @@ import ml_collections
 from absl import logging
 
 from farkle_jax.game import rules as rules_lib
-from farkle_jax.solver import checkpointing, chunk_engine, configuration
+from farkle_jax.solver import (checkpointing, chunk_engine, compile_cache,
+                               configuration)
 from farkle_jax.solver import engine as engine_lib
 from farkle_jax.solver import integrity, locking, placement, results
 from farkle_jax.solver import stage_engine
@@ -81,6 +82,7 @@ def run(config: ml_collections.ConfigDict, workdir: str,
   start = time.time()
   _, settings = configuration.check(config)
   configuration.check_workdir(workdir)
+  compile_cache.use(settings.compile_cache)
   engine = engine_for(config)
   with _lock(workdir):
     results.remove_stale_temporaries(workdir)

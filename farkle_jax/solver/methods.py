@@ -196,9 +196,8 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
 
   def counts():
     moved = wavefront.sweep_bytes(plan, settings.dtype)
-    per_step = wavefront.step_bytes(tables, plan, settings.dtype)
     return SweepCounts(plan.steps, moved.gathered,
-                       float(np.dot(np.diff(plan.bounds), per_step)),
+                       wavefront.xla_bytes(tables, plan, settings.dtype),
                        moved.written, moved.column_steps, moved.live_rows)
 
   return _vector_method("wavefront", layout, settings, tables, sweep, mesh,
@@ -293,8 +292,10 @@ class CompiledChunk(NamedTuple):
     return self.compiled.input_shardings[0][1]
 
 
-def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
-  """Compiles `settings.sweeps_per_call` sweeps of `method` (state donated)."""
+def _lowered_chunk(method: Method, settings: Settings, copies,
+                   tables: Any) -> jax.stages.Lowered:
+  """`settings.sweeps_per_call` sweeps of `method` lowered for `tables`
+  (arrays or shapes) and scalars replicated by `copies` (state donated)."""
   dtype, sweeps = jnp.dtype(settings.dtype), settings.sweeps_per_call
 
   def chunk(state, residual, limit, tol, tables):
@@ -312,15 +313,30 @@ def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
                  jnp.zeros((), jnp.int64))
     return jax.lax.while_loop(cond, body, init)
 
-  copies = placement.everywhere(placement.make_mesh())
-  method = method._replace(tables=jax.tree.map(
-      lambda x: placement.place(x, copies), method.tables))
   scalar = jax.ShapeDtypeStruct((), dtype, sharding=copies)
   # The state leaves as it came in, so the next chunk takes it as it is.
   out = _Loop(jax.tree.map(lambda s: s.sharding, method.state_shape),
               *(copies,) * 5)
-  compiled = jax.jit(chunk, donate_argnums=0, out_shardings=out).lower(
+  return jax.jit(chunk, donate_argnums=0, out_shardings=out).lower(
       method.state_shape, scalar,
-      jax.ShapeDtypeStruct((), jnp.int32, sharding=copies), scalar,
-      method.tables).compile()
-  return CompiledChunk(method, compiled, dtype, settings.tol)
+      jax.ShapeDtypeStruct((), jnp.int32, sharding=copies), scalar, tables)
+
+
+def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
+  """Compiles `settings.sweeps_per_call` sweeps of `method` (state donated)."""
+  copies = placement.everywhere(placement.make_mesh())
+  method = method._replace(tables=jax.tree.map(
+      lambda x: placement.place(x, copies), method.tables))
+  compiled = _lowered_chunk(method, settings, copies, method.tables).compile()
+  return CompiledChunk(method, compiled, jnp.dtype(settings.dtype),
+                       settings.tol)
+
+
+def compile_for_target(method: Method, settings: Settings) -> Any:
+  """The chunk of `method` compiled for the GPU aimed at
+  (`compile_target.aiming`; build the method there too): not runnable
+  here, but its program, memory analysis and compile time are the GPU's."""
+  copies = placement.everywhere(placement.make_mesh())
+  tables = jax.tree.map(lambda x: jax.ShapeDtypeStruct(
+      np.shape(x), x.dtype, sharding=copies), method.tables)
+  return _lowered_chunk(method, settings, copies, tables).compile()

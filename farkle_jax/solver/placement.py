@@ -9,17 +9,39 @@ change, the start values, checkpoint checksums, are replicated).
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 
+_AIMED: list[Mesh] = []   # meshes of a target compiled for (`meshed`)
+
+
 def make_mesh() -> Mesh:
   """A one-axis mesh of every visible device (of every process): the
-  methods split their work along its axis, "batch"."""
+  methods split their work along its axis, "batch". Within `meshed(m)`,
+  m (a GPU compiled for without one: `solver.compile_target`)."""
+  if _AIMED:
+    return _AIMED[-1]
   return Mesh(np.array(jax.devices()), ("batch",))
+
+
+def aimed() -> Mesh | None:
+  """The mesh of the target compiled for, if any."""
+  return _AIMED[-1] if _AIMED else None
+
+
+@contextlib.contextmanager
+def meshed(mesh: Mesh) -> Iterator[None]:
+  """Within: `make_mesh()` answers `mesh`."""
+  _AIMED.append(mesh)
+  try:
+    yield
+  finally:
+    _AIMED.pop()
 
 
 def everywhere(mesh: Mesh) -> NamedSharding:

@@ -31,7 +31,12 @@ them.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from farkle_jax.solver import placement
 
 H100_HBM_BYTES_PER_S = 3.35e12
 LOOP_STEP_S = 8e-6
@@ -56,3 +61,32 @@ def projected_seconds(counts: SweepCounts, sweeps: int,
   moved = (counts.xla_bytes_accessed if xla
            else counts.gathered_bytes + counts.written_bytes)
   return sweeps * (moved / bandwidth + counts.dependent_steps * step_s)
+
+
+def bytes_accessed(fn: Callable, *args: Any, donate: int | None = None
+                   ) -> float:
+  """XLA's bytes accessed by `jax.jit(fn)(*args)` as compiled: for this
+  machine's backend, or for the GPU being aimed at (`compile_target`),
+  where the compiled module's cost is read by XLA's HLO cost analysis (its
+  `cost_analysis()` is not there without the device). `donate`: the
+  argument a loop carries (updated in place there, not copied)."""
+  target = placement.aimed()
+  jitted = jax.jit(fn, donate_argnums=() if donate is None else donate)
+  if target is None:
+    compiled = jitted.lower(*args).compile()
+    return float(compiled.cost_analysis()["bytes accessed"])
+  copies = placement.everywhere(target)
+  specs = jax.tree.map(lambda x: jax.ShapeDtypeStruct(
+      jnp.shape(x), x.dtype if hasattr(x, "dtype") else jnp.result_type(x),
+      sharding=copies), args)
+  compiled = jitted.lower(*specs).compile()
+  return float(module_cost(compiled)["bytes accessed"])
+
+
+def module_cost(compiled: Any) -> dict[str, float]:
+  """XLA's HLO cost analysis of a compiled program's module (loop bodies
+  counted once), run by the CPU client over any backend's module."""
+  from jax._src.lib import _jax   # the analysis XLA exposes to JAX
+  module = compiled._executable.xla_extension_executable().hlo_modules()[0]
+  client = jax.devices("cpu")[0].client
+  return _jax.hlo_module_cost_analysis(client, module)

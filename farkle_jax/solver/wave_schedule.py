@@ -12,7 +12,6 @@ result into device tables.
 
 from __future__ import annotations
 
-import heapq
 from typing import NamedTuple
 
 import numpy as np
@@ -55,12 +54,12 @@ def column_count(layout: StateLayout) -> int:
 
 
 def cut_segments(live: np.ndarray, most: int, granule: int = 1,
-                 move: float = 0.0) -> list[int]:
+                 move: float = 0.0, each: float = 0.0) -> list[int]:
   """Segment boundaries [0, .., N] that minimize the column-steps
-  sum(width x (length + move)), a segment's width being its most live keys
-  rounded up to `granule` and `move` the cost, in column-steps, of moving
-  a column's ring into a segment (dynamic programming over the cut
-  points)."""
+  sum(width x (length + move) + each), a segment's width being its most
+  live keys rounded up to `granule`, `move` the cost, in column-steps, of
+  moving a column's ring into a segment and `each` a cost of every segment
+  after the first (dynamic programming over the cut points)."""
   n = len(live)
   most = max(1, min(most, n))
   widths = []
@@ -71,9 +70,9 @@ def cut_segments(live: np.ndarray, most: int, granule: int = 1,
   back = np.zeros((most + 1, n + 1), np.int64)
   for m in range(1, most + 1):
     prev, cur = best[-1], np.full(n + 1, np.inf)
-    extra = move if m > 1 else 0.0
+    extra, fixed = (move, each) if m > 1 else (0.0, 0.0)
     for b in range(1, n + 1):
-      total = prev[:b] + widths[b - 1] * (b - np.arange(b) + extra)
+      total = prev[:b] + widths[b - 1] * (b - np.arange(b) + extra) + fixed
       a = int(np.argmin(total))
       cur[b], back[m, b] = total[a], a
     best.append(cur)
@@ -86,60 +85,86 @@ def cut_segments(live: np.ndarray, most: int, granule: int = 1,
 
 
 def assign_columns(start: np.ndarray, finish: np.ndarray, keys: np.ndarray
-                   ) -> tuple[list[list[int]], np.ndarray]:
+                   ) -> tuple[int, np.ndarray]:
   """Columns for `keys` (intervals clipped to one segment): keys whose
   steps overlap get different columns, and no more columns are used than
-  keys are live at once (greedy interval partitioning by start step).
+  keys are live at once (greedy interval partitioning by start step: when
+  no column is free, every column holds a key live at that step). Keys
+  that start at one step are placed together: a few hundred NumPy steps
+  for the published model's 562,500 keys.
 
   Returns:
-    The keys of each column in order, and [len(keys)] the column of each.
+    The number of columns, and [len(keys)] the column of each key.
   """
-  free: list[tuple[int, int]] = []  # (finish step of its last key, column)
-  columns: list[list[int]] = []
+  s, f = start[keys], finish[keys]
+  order = np.lexsort((f, s))
+  steps, first = np.unique(s[order], return_index=True)
+  cut = np.append(first, len(order))
   col = np.zeros(len(keys), np.int64)
-  for i in np.lexsort((finish[keys], start[keys])):
-    if free and free[0][0] < start[keys[i]]:
-      _, c = heapq.heappop(free)
-    else:
-      c = len(columns)
-      columns.append([])
-    columns[c].append(int(keys[i]))
-    col[i] = c
-    heapq.heappush(free, (int(finish[keys[i]]), c))
-  return columns, col
+  free_at = np.zeros(0, np.int64)   # last step of each column's last key
+  for i, step in enumerate(steps):
+    group = order[cut[i]:cut[i + 1]]
+    free = np.flatnonzero(free_at < step)
+    if len(free) < len(group):
+      more = len(group) - len(free)
+      free = np.append(free, np.arange(len(free_at), len(free_at) + more))
+      free_at = np.append(free_at, np.zeros(more, np.int64))
+    use = free[:len(group)]
+    col[group] = use
+    free_at[use] = f[group]
+  return len(free_at), col
 
 
-def segment_columns(start, finish, sloped, bounds, granule, K):
+def _column_keys(keys: np.ndarray, col: np.ndarray, start: np.ndarray,
+                 width: int, K: int) -> np.ndarray:
+  """[width, L + 1] the keys of each column in start order (pad: K, at
+  least once at the end of every column)."""
+  order = np.lexsort((start[keys], col))
+  keys, col = keys[order], col[order]
+  first = np.searchsorted(col, col)            # each column's first entry
+  place = np.arange(len(col)) - first
+  depth = int(place.max()) + 2 if len(col) else 1
+  out = np.full((width, depth), K, np.int64)
+  out[col, place] = keys
+  return out
+
+
+def segment_columns(start, finish, sloped, bounds, granule, K,
+                    pool_granule=None):
   """The columns of each segment and the column of every key at every
   step it finishes.
 
   The keys that need a slope (`sloped`: their farkle target finishes with
   them) take the first columns of a segment, the others the rest, so only
-  the first columns keep slopes.
+  the first columns keep slopes. The sloped columns are a multiple of
+  `pool_granule` (default `granule`), all of them of `granule`.
 
   Returns:
     (segments, [M] widths, [M] widths of the sloped columns, [K] column at
     the finish).
   """
+  pool_granule = pool_granule or granule
   segments, widths, sloped_widths = [], [], []
   finish_col = np.zeros(K, np.int64)
   before = np.zeros(K, np.int64)   # column in the previous segment
   for a, b in zip(bounds[:-1], bounds[1:]):
-    runs, cols, offset = [], [], 0
+    cols, offset = [], 0
     for pool in (sloped, ~sloped):
       keys = np.nonzero(pool & (start < b) & (finish >= a))[0]
-      columns, col = assign_columns(np.maximum(start, a),
-                                    np.minimum(finish, b - 1), keys)
-      width = -(-len(columns) // granule) * granule
-      runs += columns + [[]] * (width - len(columns))
+      count, col = assign_columns(np.maximum(start, a),
+                                  np.minimum(finish, b - 1), keys)
+      size = pool_granule if pool is sloped else 1
+      width = -(-count // size) * size
+      if pool is not sloped:   # the whole segment in whole granules
+        width = -(-(offset + width) // granule) * granule - offset
       cols.append((keys, col + offset))
       offset += width
       if pool is sloped:
         sloped_widths.append(width)
     width = offset
-    col_keys = np.full((width, max(map(len, runs)) + 1), K, np.int64)
-    for c, run in enumerate(runs):
-      col_keys[c, :len(run)] = run
+    col_keys = _column_keys(np.concatenate([k for k, _ in cols]),
+                            np.concatenate([c for _, c in cols]), start,
+                            width, K)
     carry = np.zeros(width, np.int64)
     for keys, col in cols:
       goes_on = start[keys] < a
@@ -150,3 +175,32 @@ def segment_columns(start, finish, sloped, bounds, granule, K):
     segments.append(Segment(col_keys, carry))
     widths.append(width)
   return segments, widths, sloped_widths, finish_col
+
+
+def doubling_rounds(partner: np.ndarray) -> int:
+  """Rounds that take every node of the same-sum farkle graphs to the end
+  of its chain or onto its cycle."""
+  longest = max(1, int((partner >= 0).sum(axis=1).max()))
+  return max(1, int(np.ceil(np.log2(longest))) + 1)
+
+
+def finishing_groups(finish: np.ndarray, farkle_key: np.ndarray,
+            finish_col: np.ndarray) -> tuple[np.ndarray, ...]:
+  """[N, G] the keys finishing at each step (pad: K), their columns, and
+  the group index of each one's farkle target (-1: another group)."""
+  K, steps = len(finish), int(finish.max()) + 1
+  order = np.argsort(finish, kind="stable")
+  cut = np.searchsorted(finish[order], np.arange(steps + 1))
+  G = int(np.diff(cut).max())
+  group_keys = np.full((steps, G), K, np.int64)
+  group_cols = np.zeros((steps, G), np.int64)
+  partner = np.full((steps, G), -1, np.int64)
+  local = np.full(K + 1, -1, np.int64)
+  for s in range(steps):
+    keys = order[cut[s]:cut[s + 1]]
+    group_keys[s, :len(keys)] = keys
+    group_cols[s, :len(keys)] = finish_col[keys]
+    local[keys] = np.arange(len(keys))
+    partner[s, :len(keys)] = local[farkle_key[keys]]
+    local[keys] = -1
+  return group_keys, group_cols, partner

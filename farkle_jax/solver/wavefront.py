@@ -26,15 +26,23 @@ moves as few bytes as it can:
   distinct target of a row (`bellman.RowPlan`: 102 for facebook, against
   823 options), and takes each score set's best from that block.
 * The steps are cut into segments, each with as many columns as keys are
-  live at once within it; between segments the rings of the keys that go on
-  move to their new columns. The work per step follows the live keys, not
-  the largest number of them.
+  live at once within it (rounded up to whole chunks of C columns); at a
+  segment's start the rings of the keys that go on move to their new
+  columns (two rings, each segment writing the other). The work per step
+  follows the live keys, not the largest number of them.
 * Only the keys whose farkle target finishes with them need slopes: they
-  take a segment's first columns, and only those columns keep slopes.
+  take a segment's first columns, and only those chunks keep slopes.
+* One program for any game: a loop over the segments (their tables are
+  data), in each a loop over its steps, in each a loop over its chunks of
+  C columns, a chunk's row computed from index tables (`solver.wave_row`).
+  Nothing is unrolled per segment, target or option, so a sweep compiles
+  in seconds whatever the game; each chunk is a dependent loop step (about
+  CHUNKS per step at the widest).
 
 One sweep costs one evaluation of every model state (plus the columns idle
-within a segment) and `steps` dependent loop steps (587 for facebook at
-L = -2500, against about 80,000 for the ordered method). The schedule is
+within a segment) in `span` wave steps (587 for facebook at L = -2500) and
+`steps` dependent loop steps, chunks and moves counted (2,855, against
+about 80,000 for the ordered method). The schedule is
 `solver.wave_schedule`.
 """
 
@@ -48,20 +56,37 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE, StateLayout, turn_row
-from farkle_jax.solver import bellman
+from farkle_jax.solver import bellman, sweep_counts
+from farkle_jax.solver.wave_row import TILE, option_table, row_step
 from farkle_jax.solver.wave_schedule import (
-    Segment, cut_segments, finish_steps, live_keys, segment_columns)
+    cut_segments, doubling_rounds, finish_steps, finishing_groups, live_keys,
+    segment_columns)
 
 SEGMENTS = 16         # most segments a sweep's steps are cut into
-ROWS_PER_SEGMENT = 2**19  # live key-rows per sweep that pay for a segment
+# Chunks a step of the widest segment is cut into: each is a dependent loop
+# step (a few microseconds of loop control on a GPU); fewer chunks are
+# wider, and a segment's last chunk runs idle columns. Small games take
+# one chunk of at least MIN_CHUNK columns a step.
+CHUNKS = 8
+MIN_CHUNK = 2048
 SLOPE_DTYPE = jnp.float32  # slopes only steer a Newton step (module doc)
 INDEX_BYTES = 4       # int32 tables
-TILE = 128            # columns per tile of a row's weighted sums
 
 
 class WaveTables(NamedTuple):
-  """Schedule and per-key index tables of the wavefront (device arrays)."""
-  segments: tuple[Segment, ...]
+  """Schedule and per-key index tables of the wavefront (device arrays).
+  Segment m's columns are chunks [0, chunks[m]) of C columns, the first
+  sloped[m] of them keeping slopes."""
+  col_keys: jax.Array    # [sum W_m L_m] int32 keys each column runs, in
+                         #   order: key_at[m] + column * depth[m] + i
+  carry_from: jax.Array  # [sum W_m + W] int32 column, in the segment
+                         #   before, of the key that goes on (col_at[m] + c)
+  bounds: jax.Array      # [M + 1] int32 first step of each segment, then N
+  key_at: jax.Array      # [M] int32 where the segment's col_keys start
+  depth: jax.Array       # [M] int32 L_m, keys a column runs in the segment
+  col_at: jax.Array      # [M] int32 where the segment's carry_from starts
+  chunks: jax.Array      # [M] int32 W_m / C
+  sloped: jax.Array      # [M] int32 sloped columns / C
   finish: jax.Array      # [K + 1] int32 step at which the key reaches t = 0
   t_max: jax.Array       # [K + 1] int32 highest non-terminal row of the key
   position: jax.Array    # [K + 1] int32 padded-vector position (pad: sink)
@@ -74,16 +99,29 @@ class WaveTables(NamedTuple):
 
 
 class WavePlan(NamedTuple):
-  """Static sizes of the wavefront (hashable: a jit constant)."""
+  """Static sizes of the wavefront (hashable: a jit constant). The loops
+  run over the tables, so the program's size does not depend on the
+  number of segments; the tuples below serve the counts."""
   layout: StateLayout
   relative: bool   # residual |dW| / W instead of |dW|
-  steps: int       # N, dependent steps of one sweep
+  span: int        # N, wave steps of one sweep
+  steps: int       # dependent loop steps of one sweep (chunk iterations)
   ring_rows: int   # rows each column keeps
   rounds: int      # pointer-doubling rounds of a finishing group
+  chunk: int       # C, columns a loop iteration evaluates
   bounds: tuple[int, ...]  # [M + 1] first step of each segment, then N
   widths: tuple[int, ...]  # [M] columns of each segment
   sloped: tuple[int, ...]  # [M] of those, the first that keep slopes
   row: bellman.RowPlan     # the distinct targets of a row
+
+  @property
+  def width(self) -> int:
+    """W, columns of the ring (the widest segment's)."""
+    return max(self.widths)
+
+  @property
+  def sloped_width(self) -> int:
+    return max(self.sloped)
 
 
 def ring_rows(roll: bellman.RollArrays) -> int:
@@ -92,33 +130,13 @@ def ring_rows(roll: bellman.RollArrays) -> int:
   return turn_row(most, roll.dice_states) + 1
 
 
-def _doubling_rounds(partner: np.ndarray) -> int:
-  """Rounds that take every node of the same-sum farkle graphs to the end
-  of its chain or onto its cycle."""
-  longest = max(1, int((partner >= 0).sum(axis=1).max()))
-  return max(1, int(np.ceil(np.log2(longest))) + 1)
-
-
-def _groups(finish: np.ndarray, farkle_key: np.ndarray,
-            finish_col: np.ndarray) -> tuple[np.ndarray, ...]:
-  """[N, G] the keys finishing at each step (pad: K), their columns, and
-  the group index of each one's farkle target (-1: another group)."""
-  K, steps = len(finish), int(finish.max()) + 1
-  order = np.argsort(finish, kind="stable")
-  cut = np.searchsorted(finish[order], np.arange(steps + 1))
-  G = int(np.diff(cut).max())
-  group_keys = np.full((steps, G), K, np.int64)
-  group_cols = np.zeros((steps, G), np.int64)
-  partner = np.full((steps, G), -1, np.int64)
-  local = np.full(K + 1, -1, np.int64)
-  for s in range(steps):
-    keys = order[cut[s]:cut[s + 1]]
-    group_keys[s, :len(keys)] = keys
-    group_cols[s, :len(keys)] = finish_col[keys]
-    local[keys] = np.arange(len(keys))
-    partner[s, :len(keys)] = local[farkle_key[keys]]
-    local[keys] = -1
-  return group_keys, group_cols, partner
+def chunk_columns(live: np.ndarray, granule: int) -> int:
+  """C: columns per loop iteration, a multiple of `granule`, such that the
+  step with the most live keys takes about CHUNKS iterations (at most
+  one for a game of up to MIN_CHUNK live keys)."""
+  most = int(live.max())   # keys needing slopes and the others, each
+  per = max(-(-most // CHUNKS), min(MIN_CHUNK, 2 * most))   # up to most
+  return max(granule, -(-per // granule) * granule)
 
 
 def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
@@ -129,136 +147,82 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
   Args:
     layout: the state layout; roll: the roll tables.
     relative: the residual is |dW| / W instead of |dW|.
-    devices: segment widths are multiples of TILE x devices (columns split
-      evenly, in whole tiles).
+    devices: chunks are multiples of TILE x devices columns (split evenly,
+      in whole tiles).
     segments: most segments the steps are cut into.
   """
   K = layout.num_keys
   finish, start = finish_steps(layout)
-  steps = int(finish.max()) + 1
+  span = int(finish.max()) + 1
   live = live_keys(start, finish)
   row = bellman.row_plan(roll)
   rows = ring_rows(roll)
   size = jnp.dtype(roll.set_weight.dtype).itemsize
-  # Small games: each segment is a loop compiled of its own, which costs
-  # more than the idle columns it saves.
-  most = segments or min(SEGMENTS, max(1, int(live.sum()) // ROWS_PER_SEGMENT))
+  chunk = chunk_columns(live, TILE * devices)
   move = (rows * N_DICE * (size + jnp.dtype(SLOPE_DTYPE).itemsize)
           / column_bytes(row, size)[0])
-  bounds = cut_segments(live, most, 1, move)
+  bounds = cut_segments(live, segments or SEGMENTS, chunk, move)
   fields = layout.key_fields()
   sink = layout.sink
   target = layout.farkle_fields(fields)
   farkle_key = layout.key_index(*target)
   sloped = finish[farkle_key] == finish
   segs, widths, sloped_widths, finish_col = segment_columns(
-      start, finish, sloped, bounds, TILE * devices, K)
-  group_keys, group_cols, partner = _groups(finish, farkle_key, finish_col)
-
-  def padded(values, pad):
-    return np.append(np.asarray(values, np.int64), pad)
-
+      start, finish, sloped, bounds, chunk, K, TILE * devices)
+  # A chunk with any sloped column keeps the slopes of all of its columns.
+  sloped_widths = [-(-w // chunk) * chunk for w in sloped_widths]
+  group_keys, group_cols, partner = finishing_groups(finish, farkle_key, finish_col)
+  depth = [s.col_keys.shape[1] for s in segs]
+  lengths = np.diff(bounds)
   as_int = lambda x: jnp.asarray(x, jnp.int32)
+  padded = lambda values, pad: as_int(np.append(values, pad))
   tables = WaveTables(
-      segments=tuple(Segment(*map(as_int, s)) for s in segs),
-      finish=as_int(padded(finish, -1)),
-      t_max=as_int(padded(layout.t_max(fields[0]), -1)),
-      position=as_int(padded(layout.padded_index(*fields), sink)),
-      farkle=as_int(padded(layout.padded_index(*target), sink)),
-      bank_base=as_int(padded(layout.bank_base(fields), sink)),
+      col_keys=as_int(np.concatenate([s.col_keys.ravel() for s in segs])),
+      carry_from=as_int(np.concatenate([s.carry_from for s in segs]
+                                       + [np.zeros(max(widths), np.int64)])),
+      bounds=as_int(bounds),
+      key_at=as_int(np.cumsum([0] + [w * d for w, d in zip(widths, depth)])
+                    [:-1]),
+      depth=as_int(depth), col_at=as_int(np.cumsum([0] + widths[:-1])),
+      chunks=as_int(np.asarray(widths) // chunk),
+      sloped=as_int(np.asarray(sloped_widths) // chunk),
+      finish=padded(finish, -1),
+      t_max=padded(layout.t_max(fields[0]), -1),
+      position=padded(layout.padded_index(*fields), sink),
+      farkle=padded(layout.padded_index(*target), sink),
+      bank_base=padded(layout.bank_base(fields), sink),
       group_keys=as_int(group_keys), group_cols=as_int(group_cols),
       partner=as_int(partner), farkle_prob=roll.farkle_prob)
-  plan = WavePlan(layout, relative, steps, rows, _doubling_rounds(partner),
-                  tuple(bounds), tuple(widths), tuple(sloped_widths), row)
+  # Per segment: a move and each step, a loop iteration per chunk.
+  steps = int(np.dot(lengths + 1, np.asarray(widths) // chunk))
+  plan = WavePlan(layout, relative, span, steps, rows,
+                  doubling_rounds(partner), chunk, tuple(bounds),
+                  tuple(widths), tuple(sloped_widths), row)
   return tables, plan
 
 
-def _best(read, sets):
-  """Each score set's best value among its options, and the slope of the
-  first best one; per option count, concatenated.
-
-  Args:
-    read: targets [R_j] int -> ([R_j, W] values, [R_j, Ws] slopes) of those
-      distinct targets of the row; slopes of the first Ws columns only.
-    sets: per option count, the options of each score set (`RowPlan`).
-  """
-  best, slope = [], []
-  for group in sets:
-    idx = np.asarray(group)                               # [R_j, j]
-    top = read(idx[:, 0])[0]
-    for i in range(1, idx.shape[1]):
-      top = jnp.maximum(top, read(idx[:, i])[0])
-    # The slope in a pass of its own, from the last option to the first
-    # equal to the best: one chain of maxima fuses, a chain that also
-    # selects slopes on the way does not (3x slower on a CPU).
-    tan = None
-    for i in range(idx.shape[1] - 1, -1, -1):
-      value, tangent = read(idx[:, i])
-      same = value[:, :tangent.shape[1]] == top[:, :tangent.shape[1]]
-      tan = tangent if tan is None else jnp.where(same, tangent, tan)
-    best.append(top)
-    slope.append(tan)
-  return jnp.concatenate(best), jnp.concatenate(slope)
-
-
-def _tiled_product(weight: np.ndarray, x: jax.Array, dtype) -> jax.Array:
-  """weight [6, R] @ x [R, W] as products of fixed-size column tiles: one
-  dense product fuses better on a CPU than six sums, and tiles of one size
-  sum in one order whatever the width, so a run split over devices is the
-  run on one, bit for bit."""
-  R, W = x.shape
-  if not W:
-    return jnp.zeros((weight.shape[0], 0), dtype)
-  tiles = x.reshape(R, W // TILE, TILE).transpose(1, 0, 2)  # [W/T, R, T]
-  w = jnp.broadcast_to(jnp.asarray(weight, dtype), (W // TILE,) + weight.shape)
-  out = jax.lax.dot_general(w, tiles, (((2,), (1,)), ((0,), (0,))),
-                            precision=jax.lax.Precision.HIGHEST)
-  return out.transpose(1, 0, 2).reshape(weight.shape[0], W)
-
-
-def row_step(read, x_farkle, bank, farkle_prob, row: bellman.RowPlan):
-  """New values [6, W] and slopes [6, Ws] of one row of W columns.
-
-  Args:
-    read: targets [R] int -> ([R, W] values, [R, Ws] slopes) of those
-      distinct targets of the row (wins: value 1, slope 0); slopes of the
-      first Ws columns only.
-    x_farkle: [W] value of a farkle; bank: [W] value of banking (-inf
-      where not allowed); farkle_prob: [6].
-    row: the row's targets and score sets.
-  """
-  best, tan, weight = [], [], []
-  for n in range(N_DICE):
-    b, s = _best(read, row.sets[n])                      # [R_n, W]
-    best.append(b)
-    tan.append(s)
-    w = np.zeros((N_DICE, b.shape[0]))
-    w[n] = row.weights[n]
-    weight.append(w)
-  weight = np.concatenate(weight, axis=1)                 # [6, R]
-  values = _tiled_product(weight, jnp.concatenate(best), x_farkle.dtype)
-  tangents = _tiled_product(weight, jnp.concatenate(tan), tan[0].dtype)
-  value = (values + farkle_prob[:, None].astype(x_farkle.dtype)
-           * x_farkle[None])
-  slope = tangents + farkle_prob[:, None].astype(tangents.dtype)
-  ws = slope.shape[1]
-  banks = bank[None, :ws] >= value[:, :ws]   # banking wins ties
-  return jnp.maximum(value, bank[None]), jnp.where(banks, 0, slope)
+def segment_keys(tables: WaveTables, plan: WavePlan, m: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+  """Segment m's [W_m, L_m] keys of each column and [W_m] columns they
+  carry from (NumPy, for inspection)."""
+  at, depth = int(tables.key_at[m]), int(tables.depth[m])
+  width = plan.widths[m]
+  keys = np.asarray(tables.col_keys[at:at + width * depth])
+  col = int(tables.col_at[m])
+  return (keys.reshape(width, depth),
+          np.asarray(tables.carry_from[col:col + width]))
 
 
 def _finish_group(vector, step, new, slope, tables: WaveTables,
                   plan: WavePlan):
-  """Solves and writes the start values of the keys finishing at `step`
-  (new [W], slope [Ws]: the six-dice row-0 values of the segment's columns
-  and the slopes of its first columns, those of the keys whose farkle
-  target finishes with them)."""
+  """Solves and writes the start values of the keys finishing at `step`,
+  from `new(cols)` and `slope(cols)`: the six-dice row-0 values of those
+  columns and their slopes (of the keys whose farkle target finishes with
+  them; the others' are not read)."""
   keys = tables.group_keys[step]                         # [G]
   cols = tables.group_cols[step]
-  value = new[cols]
-  if slope.shape[0]:   # keys past the sloped columns have no partner
-    s = slope[jnp.minimum(cols, slope.shape[0] - 1)].astype(value.dtype)
-  else:
-    s = jnp.zeros_like(value)
+  value = new(cols)
+  s = slope(cols).astype(value.dtype)
   x_hat = 1 - vector[tables.farkle[keys]]
   partner = tables.partner[step]
   inside = partner >= 0
@@ -278,23 +242,31 @@ def _finish_group(vector, step, new, slope, tables: WaveTables,
 
 
 class _Columns(NamedTuple):
-  """Loop state of a segment."""
+  """Loop state of a sweep."""
   vector: jax.Array   # [V] padded W0
-  ring: jax.Array     # [R * 6, W] values written at the last R steps
-  tangent: jax.Array  # [R * 6, Ws] slopes of the first Ws columns
+  ring: jax.Array     # [2, R * 6, W] values written at the last R steps:
+                      #   segment m's in ring[m % 2], the other the last's
+  tangent: jax.Array  # [2, R * 6, Ws] slopes of the first Ws columns
   pointer: jax.Array  # [W] int32 the current key's place in its column
 
 
-def _segment_step(tau, c: _Columns, seg: Segment, tables: WaveTables,
-                  plan: WavePlan, split) -> _Columns:
-  """Step `tau`: one row of every column of a segment."""
-  layout, rows, row = plan.layout, plan.ring_rows, plan.row
-  cols = jnp.arange(seg.col_keys.shape[0])
-  ring, tangent, pointer = split(c.ring), split(c.tangent), split(c.pointer)
-  key = seg.col_keys[cols, pointer]
-  pointer = jnp.minimum(pointer + (tables.finish[key] < tau),
-                        seg.col_keys.shape[1] - 1)
-  key = seg.col_keys[cols, pointer]
+def _at(*index) -> tuple[jax.Array, ...]:
+  """Start indices of one integer type (loop counters may be int64)."""
+  return tuple(jnp.asarray(i, jnp.int32) for i in index)
+
+
+def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
+                sloped: bool, split) -> _Columns:
+  """Row `tau` of the C columns of chunk j of segment m."""
+  layout, rows, row, C = plan.layout, plan.ring_rows, plan.row, plan.chunk
+  first = j * C
+  cols = first + jnp.arange(C)
+  pointer = split(jax.lax.dynamic_slice_in_dim(c.pointer, first, C))
+  depth = tables.depth[m]
+  at_key = tables.key_at[m] + cols * depth
+  key = tables.col_keys[at_key + pointer]
+  pointer = jnp.minimum(pointer + (tables.finish[key] < tau), depth - 1)
+  key = tables.col_keys[at_key + pointer]
   t = tables.finish[key] - tau              # < 0 or > t_max: idle column
   margin = tables.t_max[key] - t            # gains past it win
   x_farkle = 1 - c.vector[tables.farkle[key]]
@@ -305,29 +277,88 @@ def _segment_step(tau, c: _Columns, seg: Segment, tables: WaveTables,
                    -jnp.inf)
   gains = np.asarray(row.gains)
   source = ((tau - gains) % rows) * N_DICE + np.asarray(row.dice)   # [D]
-
-  ws = tangent.shape[1]   # the first columns: keys that need slopes
-
-  def read(targets):
-    # Straight from the ring, fused with the running maximum: the rows of
-    # one step's distinct targets stay in cache while the options read them.
-    won = gains[targets][:, None] > margin[None]
-    return (jnp.where(won, 1.0, ring[source[targets]]).astype(ring.dtype),
-            jnp.where(won[:, :ws], 0.0, tangent[source[targets]]).astype(
-                tangent.dtype))
-
-  new, slope = row_step(read, x_farkle, bank, tables.farkle_prob, row)
+  # Each distinct target's ring row once; gains past a key's last row win.
+  won = split(gains[:, None] > margin[None])                        # [D, C]
+  cur = m % 2
+  block = jnp.where(won, 1.0, c.ring[cur, source[:, None], cols[None]])
+  if sloped:
+    tangents = jnp.where(won, 0.0,
+                         c.tangent[cur, source[:, None], cols[None]])
+  else:
+    tangents = jnp.zeros((gains.shape[0], 0), SLOPE_DTYPE)
+  new, slope = row_step(block.astype(c.ring.dtype),
+                        tangents.astype(SLOPE_DTYPE), x_farkle, bank,
+                        tables.farkle_prob, option_table(row))
   at = (tau % rows) * N_DICE
-  ring = jax.lax.dynamic_update_slice_in_dim(ring, new, at, 0)
-  tangent = jax.lax.dynamic_update_slice_in_dim(tangent, slope, at, 0)
-  vector = _finish_group(c.vector, tau, new[N_DICE - 1],
-                         slope[N_DICE - 1], tables, plan)
-  return _Columns(vector, ring, tangent, pointer)
+  ring = jax.lax.dynamic_update_slice(c.ring, new[None], _at(cur, at, first))
+  tangent = (jax.lax.dynamic_update_slice(c.tangent, slope[None],
+                                          _at(cur, at, first))
+             if sloped else c.tangent)
+  return _Columns(c.vector, ring, tangent,
+                  jax.lax.dynamic_update_slice_in_dim(c.pointer, pointer,
+                                                      first, 0))
+
+
+def _wave_step(tau, m, c: _Columns, tables: WaveTables, plan: WavePlan,
+               split) -> _Columns:
+  """Step `tau` of segment m: its sloped chunks, its other chunks, then the
+  keys that finish."""
+  chunk = lambda sloped: lambda j, c: _chunk_step(tau, m, j, c, tables,
+                                                  plan, sloped, split)
+  c = jax.lax.fori_loop(0, tables.sloped[m], chunk(True), c)
+  c = jax.lax.fori_loop(tables.sloped[m], tables.chunks[m], chunk(False), c)
+  at = (tau % plan.ring_rows) * N_DICE + N_DICE - 1      # six dice, row 0
+  ws, cur = c.tangent.shape[2], m % 2
+  vector = _finish_group(
+      c.vector, tau, lambda cols: c.ring[cur, at, cols],
+      lambda cols: c.tangent[cur, at, jnp.minimum(cols, ws - 1)], tables,
+      plan)
+  return c._replace(vector=vector)
+
+
+def _move_chunk(m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
+                sloped: bool, split) -> _Columns:
+  """Chunk j of segment m's columns takes the rings of its keys that go
+  on, from the other ring."""
+  C, rows = plan.chunk, c.ring.shape[1]
+  dst, src = m % 2, (m + 1) % 2
+  every = jnp.arange(rows)[:, None]
+  carry = jax.lax.dynamic_slice_in_dim(
+      tables.carry_from, tables.col_at[m] + j * C, C)[None]
+  ring = jax.lax.dynamic_update_slice(
+      c.ring, split(c.ring[src, every, carry])[None], _at(dst, 0, j * C))
+  if not sloped:
+    return c._replace(ring=ring)
+  tangent = jax.lax.dynamic_update_slice(
+      c.tangent, split(c.tangent[src, every, carry])[None],
+      _at(dst, 0, j * C))
+  return c._replace(ring=ring, tangent=tangent)
+
+
+def _move(m, c: _Columns, tables: WaveTables, plan: WavePlan, split
+          ) -> _Columns:
+  """The keys that go on into segment m take their rings to their new
+  columns (from the other ring, chunk by chunk: only the segment's columns
+  move); every column starts at its first key."""
+  chunk = lambda sloped: lambda j, c: _move_chunk(m, j, c, tables, plan,
+                                                  sloped, split)
+  c = jax.lax.fori_loop(0, tables.sloped[m], chunk(True), c)
+  c = jax.lax.fori_loop(tables.sloped[m], tables.chunks[m], chunk(False), c)
+  return c._replace(pointer=split(jnp.zeros_like(c.pointer)))
+
+
+def _segment(m, c: _Columns, tables: WaveTables, plan: WavePlan, split
+             ) -> _Columns:
+  """Segment m: the rings move, then its steps."""
+  c = _move(m, c, tables, plan, split)
+  return jax.lax.fori_loop(
+      tables.bounds[m], tables.bounds[m + 1],
+      lambda tau, c: _wave_step(tau, m, c, tables, plan, split), c)
 
 
 def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
           mesh: Mesh | None = None) -> tuple[jax.Array, jax.Array]:
-  """One wavefront sweep: every key's turn pass, `plan.steps` steps.
+  """One wavefront sweep: every key's turn pass, `plan.span` steps.
 
   Args:
     vector: [V] padded W0 (donate it).
@@ -348,28 +379,19 @@ def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
     return jax.lax.with_sharding_constraint(
         x, NamedSharding(mesh, P(*(None,) * (x.ndim - 1), "batch")))
 
-  old = vector
-  ring = jnp.zeros((rows, 0), vector.dtype)
-  tangent = jnp.zeros((rows, 0), SLOPE_DTYPE)
-  for m, seg in enumerate(tables.segments):
-    a, b = plan.bounds[m], plan.bounds[m + 1]
-    ws = plan.sloped[m]
-    if m:   # the keys that go on take their rings to their new columns
-      ring = ring[:, seg.carry_from]
-      tangent = (tangent[:, seg.carry_from[:ws]] if tangent.shape[1]
-                 else jnp.zeros((rows, ws), SLOPE_DTYPE))
-    else:
-      ring = jnp.zeros((rows, plan.widths[0]), vector.dtype)
-      tangent = jnp.zeros((rows, ws), SLOPE_DTYPE)
-    start = _Columns(vector, split(ring), split(tangent),
-                     split(jnp.zeros((plan.widths[m],), jnp.int32)))
-    vector, ring, tangent, _ = jax.lax.fori_loop(
-        a, b, lambda tau, c, seg=seg: _segment_step(tau, c, seg, tables,
-                                                    plan, split), start)
-  delta = jnp.abs(vector - old)[:-1]
+  start = _Columns(vector,
+                   split(jnp.zeros((2, rows, plan.width), vector.dtype)),
+                   split(jnp.zeros((2, rows, plan.sloped_width),
+                                   SLOPE_DTYPE)),
+                   split(jnp.zeros((plan.width,), jnp.int32)))
+  out = jax.lax.fori_loop(
+      0, tables.chunks.shape[0],
+      lambda m, c: _segment(m, c, tables, plan, split), start)
+  delta = jnp.abs(out.vector - vector)[:-1]
   if plan.relative:
-    delta = delta / jnp.maximum(vector[:-1], jnp.finfo(vector.dtype).tiny)
-  return vector, delta.max()
+    delta = delta / jnp.maximum(out.vector[:-1],
+                                jnp.finfo(vector.dtype).tiny)
+  return out.vector, delta.max()
 
 
 class SweepBytes(NamedTuple):
@@ -393,8 +415,8 @@ def column_bytes(row: bellman.RowPlan, size: int, sloped: bool = True
 
 def sweep_bytes(plan: WavePlan, dtype) -> SweepBytes:
   """What one sweep reads and writes, from its schedule: `column_bytes`
-  for every column at every step of its segment; per segment boundary, the
-  rings of its columns moved; per finishing key, its solve."""
+  for every column at every step of its segment; per segment, the rings
+  of its columns moved; per finishing key, its solve."""
   size, slope = jnp.dtype(dtype).itemsize, jnp.dtype(SLOPE_DTYPE).itemsize
   lengths = np.diff(plan.bounds)
   column_steps = int(np.dot(lengths, plan.widths))
@@ -403,8 +425,8 @@ def sweep_bytes(plan: WavePlan, dtype) -> SweepBytes:
   extra_read, extra_write = (a - b for a, b in zip(
       column_bytes(plan.row, size), (read, write)))
   ring = plan.ring_rows * N_DICE
-  moved = sum(ring * (w * size + ws * slope)
-              for w, ws in zip(plan.widths[1:], plan.sloped[1:]))
+  moved = sum(ring * (w * size + ws * slope) + w * INDEX_BYTES
+              for w, ws in zip(plan.widths, plan.sloped))
   keys = plan.layout.num_keys
   finishing = keys * (3 * size + slope + 5 * INDEX_BYTES)
   rows = plan.layout.num_states // N_DICE
@@ -415,20 +437,39 @@ def sweep_bytes(plan: WavePlan, dtype) -> SweepBytes:
           + keys * size), column_steps, rows)
 
 
-def step_bytes(tables: WaveTables, plan: WavePlan, dtype) -> list[float]:
-  """XLA's bytes accessed by one step of each segment (its compiled loop
-  body, on one device)."""
-  out = []
-  rows = plan.ring_rows * N_DICE
-  vector = jnp.zeros((plan.layout.padded_size,), dtype)
-  for m, seg in enumerate(tables.segments):
-    w = plan.widths[m]
-    columns = _Columns(vector, jnp.zeros((rows, w), dtype),
-                       jnp.zeros((rows, plan.sloped[m]), SLOPE_DTYPE),
-                       jnp.zeros((w,), jnp.int32))
-    step = jax.jit(lambda tau, c, tables, seg: _segment_step(
-        tau, c, seg, tables, plan, lambda x: x))
-    cost = step.lower(jnp.asarray(plan.bounds[m], jnp.int32), columns,
-                      tables, seg).compile().cost_analysis()
-    out.append(float(cost["bytes accessed"]))
-  return out
+def xla_bytes(tables: WaveTables, plan: WavePlan, dtype) -> float:
+  """XLA's bytes accessed by one sweep: each loop body compiled alone (for
+  the GPU aimed at, if any) and counted at its trip count."""
+  rows, W, Ws = plan.ring_rows * N_DICE, plan.width, plan.sloped_width
+  shape = jax.ShapeDtypeStruct
+  columns = _Columns(shape((plan.layout.padded_size,), jnp.dtype(dtype)),
+                     shape((2, rows, W), jnp.dtype(dtype)),
+                     shape((2, rows, Ws), SLOPE_DTYPE),
+                     shape((W,), jnp.int32))
+  index = shape((), jnp.int32)
+  plain = lambda x: x
+
+  def chunk(sloped):
+    return sweep_counts.bytes_accessed(
+        lambda tau, m, j, c, tables: _chunk_step(tau, m, j, c, tables, plan,
+                                                 sloped, plain),
+        index, index, index, columns, tables, donate=3)
+
+  def move(sloped):
+    return sweep_counts.bytes_accessed(
+        lambda m, j, c, tables: _move_chunk(m, j, c, tables, plan, sloped,
+                                            plain),
+        index, index, columns, tables, donate=2)
+
+  finish = sweep_counts.bytes_accessed(
+      lambda tau, c, tables: c._replace(vector=_finish_group(
+          c.vector, tau, lambda cols: c.ring[0, 0, cols],
+          lambda cols: c.tangent[0, 0, jnp.minimum(cols, Ws - 1)], tables,
+          plan)), index, columns, tables, donate=1)
+  lengths = np.diff(plan.bounds)
+  sloped = np.asarray(plan.sloped) // plan.chunk
+  other = np.asarray(plan.widths) // plan.chunk - sloped
+  return float(np.dot(lengths, sloped) * chunk(True)
+               + np.dot(lengths, other) * chunk(False)
+               + plan.span * finish + sloped.sum() * move(True)
+               + other.sum() * move(False))

@@ -1,0 +1,86 @@
+"""One row of the wavefront's columns as XLA runs it: each score set's
+best option among a row's distinct targets, and the slope of the first
+best one, as data (docs/model.md §4.3).
+
+A row of C columns reads the D distinct (gain, next dice) targets of the
+row once ([D, C]), gathers each score set's options from that block by an
+index table ([S, J, C]: J the most options of a set, padded with the
+set's first option), takes the maximum, and weighs the sets by their
+probabilities. The program's size does not depend on D, S or J.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from farkle_jax.game.layout import N_DICE
+from farkle_jax.solver import bellman
+
+TILE = 128   # columns per tile of a row's weighted sums
+
+
+class OptionTable(NamedTuple):
+  """A row's score sets as data (NumPy constants of the compiled step): the
+  step's program size does not grow with the number of targets or options."""
+  index: np.ndarray   # [S, J] int32 targets of each set's options (pad:
+                      #   its first option again, which leaves the max)
+  weight: np.ndarray  # [6, S] probability of each set under each dice count
+
+
+def option_table(row: bellman.RowPlan) -> OptionTable:
+  """The score sets of `row`, padded to the most options of any set."""
+  sets = [(n, opts) for n in range(N_DICE) for group in row.sets[n]
+          for opts in group]
+  J = max(len(o) for _, o in sets)
+  index = np.array([o + (o[0],) * (J - len(o)) for _, o in sets], np.int32)
+  weight = np.zeros((N_DICE, len(sets)))
+  probs = [p for n in range(N_DICE) for p in row.weights[n]]
+  for s, ((n, _), p) in enumerate(zip(sets, probs)):
+    weight[n, s] = p
+  return OptionTable(index, weight)
+
+
+def _tiled_product(weight: np.ndarray, x: jax.Array, dtype) -> jax.Array:
+  """weight [6, R] @ x [R, W] as products of fixed-size column tiles: one
+  dense product fuses better on a CPU than six sums, and tiles of one size
+  sum in one order whatever the width, so a run split over devices is the
+  run on one, bit for bit."""
+  R, W = x.shape
+  if not W:
+    return jnp.zeros((weight.shape[0], 0), dtype)
+  tiles = x.reshape(R, W // TILE, TILE).transpose(1, 0, 2)  # [W/T, R, T]
+  w = jnp.broadcast_to(jnp.asarray(weight, dtype), (W // TILE,) + weight.shape)
+  out = jax.lax.dot_general(w, tiles, (((2,), (1,)), ((0,), (0,))),
+                            precision=jax.lax.Precision.HIGHEST)
+  return out.transpose(1, 0, 2).reshape(weight.shape[0], W)
+
+
+def row_step(block: jax.Array, tangents: jax.Array, x_farkle, bank,
+             farkle_prob, options: OptionTable):
+  """New values [6, W] and slopes [6, Ws] of one row of W columns.
+
+  Args:
+    block: [D, W] values of the row's distinct targets (wins: 1).
+    tangents: [D, Ws] their slopes, of the first Ws columns (wins: 0).
+    x_farkle: [W] value of a farkle; bank: [W] value of banking (-inf
+      where not allowed); farkle_prob: [6].
+    options: the row's score sets over the D targets.
+  """
+  ws = tangents.shape[1]
+  reads = block[options.index]                           # [S, J, W]
+  best = reads.max(axis=1)                               # [S, W]
+  # The slope of the first best option (argmax takes the first maximum).
+  first = jnp.argmax(reads[:, :, :ws], axis=1)           # [S, Ws]
+  tan = jnp.take_along_axis(tangents[options.index], first[:, None],
+                            axis=1)[:, 0]                # [S, Ws]
+  values = _tiled_product(options.weight, best, x_farkle.dtype)
+  slopes = _tiled_product(options.weight, tan, tangents.dtype)
+  value = (values + farkle_prob[:, None].astype(x_farkle.dtype)
+           * x_farkle[None])
+  slope = slopes + farkle_prob[:, None].astype(slopes.dtype)
+  banks = bank[None, :ws] >= value[:, :ws]   # banking wins ties
+  return jnp.maximum(value, bank[None]), jnp.where(banks, 0, slope)

@@ -1,0 +1,93 @@
+"""Compiling for a GPU without one: the target's checks, the kernel count,
+and the benchmark's H100 figures where JAX's CUDA plugin is installed."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from farkle_jax.solver import compile_target
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# A Python with JAX's CUDA plugin (`experiments/deviceless_setup.sh`, run
+# by .ci/run); the plugin is not a dependency of the package.
+CUDA_PYTHON = os.environ.get("FARKLE_JAX_CUDA_PYTHON")
+
+
+def test_unknown_targets_are_refused_naming_the_known_ones():
+  with pytest.raises(compile_target.TargetError, match="known: h100"):
+    compile_target.check("a100")
+
+
+def test_a_missing_plugin_is_one_line_naming_the_install(monkeypatch):
+  monkeypatch.setattr(compile_target, "PLUGIN", "jax_plugins.not_there")
+  with pytest.raises(compile_target.TargetError) as e:
+    compile_target.check("h100")
+  assert "CUDA plugin is not installed" in str(e.value)
+  assert "pip install" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_target_description_names_an_h100_and_its_sources():
+  text = compile_target.description("h100")
+  assert "core_count: 132" in text and "major: 9" in text
+  assert "memory_bandwidth: 3352320000000" in text
+  assert "Sources:" in text
+
+
+def test_kernels_are_counted_outside_fused_bodies():
+  hlo = """HloModule m
+
+%fused_add (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %inner = f32[4]{0} fusion(%p), kind=kLoop, calls=%x
+}
+
+%body (c: f32[4]) -> f32[4] {
+  %c = f32[4]{0} parameter(0)
+  %loop_add_fusion = f32[4]{0} fusion(%c), kind=kLoop, calls=%fused_add
+  %triton = f32[4]{0} custom-call(%c), custom_call_target="__gpu$xla.gpu.triton"
+}
+
+ENTRY %main (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %input_fusion = f32[4]{0} fusion(%a), kind=kInput, calls=%fused_add
+}
+"""
+  assert compile_target.fusions(hlo) == 3
+
+
+def _benchmark(python, *flags, env=None):
+  return subprocess.run(
+      [python, "experiments/benchmark.py", "--config",
+       "configs/tiny.py:minimal", "--counts_only", "--sweeps=3", *flags],
+      cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True,
+      text=True, timeout=600)
+
+
+def test_the_benchmark_refuses_a_bad_target_before_any_work():
+  out = _benchmark(sys.executable, "--target=a100")
+  assert out.returncode != 0
+  assert "'a100' is not a known target" in out.stderr
+  assert "Traceback" not in out.stderr and "model states" not in out.stdout
+
+
+@pytest.mark.skipif(not CUDA_PYTHON, reason="no Python with JAX's CUDA "
+                    "plugin: run `bash experiments/deviceless_setup.sh` and "
+                    "set FARKLE_JAX_CUDA_PYTHON to the path it prints")
+def test_the_benchmark_compiles_each_method_for_an_h100(tmp_path):
+  out_json = tmp_path / "h100.json"
+  out = _benchmark(CUDA_PYTHON, "--methods=wavefront,value_iteration",
+                   "--target=h100", f"--json={out_json}",
+                   env={"JAX_PLATFORMS": "cpu"})
+  assert out.returncode == 0, out.stderr[-3000:]
+  assert "compiled for h100 without the GPU" in out.stdout
+  record = json.load(open(out_json))
+  for row in record["methods"]:
+    assert row["h100_compile_s"] > 0
+    assert row["h100_fusions"] > 0
+    assert row["h100_dependent_steps_per_sweep"] > 0
+    # XLA charges at least the bytes the plan counts.
+    plan = row["gathered_bytes_per_sweep"] + row["written_bytes_per_sweep"]
+    assert row["h100_bytes_accessed_per_sweep"] > 0.5 * plan
