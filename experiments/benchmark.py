@@ -16,7 +16,10 @@ listed is the baseline of the speed-up ratios; all methods must agree.
 `ordered-newton` and `ordered-plain` are the ordered method with and without
 its Newton step (`--config.solver.newton=True|False`; `ordered` takes the
 config's setting), `ordered-accelerator` the plain ordered method with one
-sub-batch per stage (its setting on a GPU).
+sub-batch per stage (its setting on a GPU); `wavefront-xla` and
+`wavefront-pallas` the wavefront with a chunk's row in XLA's ops or in the
+fused kernel (`--config.solver.kernel`; on a CPU the kernel runs
+interpreted: a check, not a speed).
 Config fields can be overridden like the solver's, e.g.
 `--config.rules.goal=2000`.
 
@@ -69,7 +72,9 @@ def cpu_name() -> str:
 VARIANTS = {"ordered-plain": {"method": "ordered", "newton": False},
             "ordered-newton": {"method": "ordered", "newton": True},
             "ordered-accelerator": {"method": "ordered", "newton": False,
-                                    "b_group": "stage"}}
+                                    "b_group": "stage"},
+            "wavefront-xla": {"method": "wavefront", "kernel": "xla"},
+            "wavefront-pallas": {"method": "wavefront", "kernel": "pallas"}}
 
 
 def variant(name: str, settings, layout):
@@ -124,22 +129,26 @@ def target_figures(layout, roll, settings, target: str | None) -> dict:
   return {f"{target}_compile_s": seconds,
           f"{target}_dependent_steps_per_sweep": counts.dependent_steps,
           f"{target}_fusions": compile_target.fusions(compiled.as_text()),
-          f"{target}_bytes_accessed_per_sweep": counts.xla_bytes_accessed}
+          f"{target}_bytes_accessed_per_sweep": counts.xla_bytes_accessed,
+          f"{target}_kernel_bytes_per_sweep": counts.kernel_bytes}
 
 
 def print_target(results, target: str | None) -> None:
   if not target:
     return
-  print(f"# compiled for {target} without the GPU (deviceless AOT; XLA's "
-        "HLO cost analysis, loop bodies at their trip counts)")
+  print(f"# compiled for {target} without the GPU (deviceless AOT): bytes "
+        "are XLA's HLO cost analysis, loop bodies at their trip counts, plus "
+        "the Pallas kernels' own from their plans (of which: kernels)")
   print(f"{'method':<20}{'compile s':>10}{'fusions':>9}{'dep.steps':>10}"
-        f"{'XLA bytes/sweep':>17}{'plan bytes/sweep':>18}{'ratio':>7}")
+        f"{'bytes/sweep':>14}{'(kernels)':>12}{'plan bytes/sweep':>18}"
+        f"{'ratio':>7}")
   for r in results:
     plan = r["gathered_bytes_per_sweep"] + r["written_bytes_per_sweep"]
     xla = r[f"{target}_bytes_accessed_per_sweep"]
     print(f"{r['method']:<20}{r[f'{target}_compile_s']:>10.1f}"
           f"{r[f'{target}_fusions']:>9}"
-          f"{r[f'{target}_dependent_steps_per_sweep']:>10}{xla / 1e9:>15.4g}GB"
+          f"{r[f'{target}_dependent_steps_per_sweep']:>10}{xla / 1e9:>12.4g}GB"
+          f"{r[f'{target}_kernel_bytes_per_sweep'] / 1e9:>10.4g}GB"
           f"{plan / 1e9:>16.4g}GB{xla / plan:>7.2f}")
 
 

@@ -8,7 +8,8 @@ import reference
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import bellman, wave_schedule, wavefront
+from farkle_jax.solver import (bellman, wave_counts, wave_row, wave_schedule,
+                               wavefront)
 from test_ordered import GAMES, _solve, baseline
 
 
@@ -130,11 +131,11 @@ def test_a_row_reads_each_distinct_target_once():
 
 def test_sweep_bytes_follow_the_live_rows():
   layout, plan, _ = _built(rules_lib.facebook(goal=3000, floor=-1000))
-  moved = wavefront.sweep_bytes(plan, "float64")
+  moved = wave_counts.sweep_bytes(plan, "float64")
   assert moved.live_rows * N_DICE == layout.num_states
   assert moved.live_rows <= moved.column_steps < 1.5 * moved.live_rows
-  values_only = wavefront.column_bytes(plan.row, 8, sloped=False)[0]
-  with_slopes = wavefront.column_bytes(plan.row, 8)[0]
+  values_only = wave_row.column_bytes(plan.row, 8, sloped=False)[0]
+  with_slopes = wave_row.column_bytes(plan.row, 8)[0]
   # Each segment's columns take their rings along (values and slopes).
   rings = sum(plan.ring_rows * N_DICE * (8 * w + 4 * ws) + 4 * w
               for w, ws in zip(plan.widths, plan.sloped))

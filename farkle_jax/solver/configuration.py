@@ -22,6 +22,9 @@ METHODS = ("auto", "ordered", "wavefront", "value_iteration")
 # for three or more; with two, the same code as for three).
 SEATS = "seats"
 NORMS = ("relative", "absolute")
+# The wavefront's chunk row: XLA's ops, or one fused Pallas kernel (on a
+# GPU through Triton, on a CPU interpreted); auto: the kernel on a GPU.
+KERNELS = ("auto", "xla", "pallas")
 DTYPES = ("float64", "float32")
 
 
@@ -39,6 +42,7 @@ class Settings(NamedTuple):
   chunk_keys: int
   b_group: int
   newton: bool
+  kernel: str
   dtype: str
   init_value: float
   checkpoint_every: int
@@ -73,6 +77,9 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
                                   # with a Newton step on its penalty reads
                                   # (docs/model.md §4.2): 2-3x fewer sweeps,
                                   # each about 5x dearer on a CPU
+      kernel="auto",              # wavefront: one of KERNELS; auto: the
+                                  # fused Pallas kernel on a GPU, XLA's
+                                  # ops elsewhere
       dtype="float64",
       init_value=0.5,             # initial value of every non-terminal state
   ))
@@ -155,6 +162,8 @@ def check(config: ml_collections.ConfigDict
     _fail("solver.method", s.method, f"one of {METHODS + (SEATS,)}")
   if s.norm not in NORMS:
     _fail("solver.norm", s.norm, f"one of {NORMS}")
+  if s.get("kernel", "auto") not in KERNELS:
+    _fail("solver.kernel", s.kernel, f"one of {KERNELS}")
   if s.dtype not in DTYPES:
     _fail("solver.dtype", s.dtype, f"one of {DTYPES}")
   _number("solver.tol", s.tol, (int, float), 0, open_low=True)
@@ -185,7 +194,7 @@ def check(config: ml_collections.ConfigDict
       method=s.method, tol=float(s.tol), norm=s.norm,
       max_iterations=s.max_iterations,
       sweeps_per_call=s.sweeps_per_call, chunk_keys=s.chunk_keys,
-      b_group=s.b_group, newton=s.newton,
+      b_group=s.b_group, newton=s.newton, kernel=s.get("kernel", "auto"),
       dtype=s.dtype, init_value=float(s.init_value),
       checkpoint_every=config.checkpoint.every,
       checkpoint_keep=config.checkpoint.keep,

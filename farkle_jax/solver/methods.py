@@ -27,8 +27,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, ordered, placement, value_iteration
-from farkle_jax.solver import wavefront
-from farkle_jax.solver.configuration import Settings
+from farkle_jax.solver import wave_counts, wavefront
+from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.sweep_counts import SweepCounts
 
 State = Any  # a method's state: a pytree of arrays
@@ -187,7 +187,9 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
   roll_arrays = bellman.roll_arrays(roll, jnp.dtype(settings.dtype))
   mesh = placement.make_mesh()
   tables, plan = wavefront.build(layout, roll_arrays,
-                                 settings.norm == "relative", mesh.size)
+                                 settings.norm == "relative", mesh.size,
+                                 kernel=wave_kernel_for(settings.kernel,
+                                                        mesh.size))
 
   def sweep(state, tables):
     vector, res = wavefront.sweep(state[0], tables, plan, mesh)
@@ -195,13 +197,28 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
             jnp.ones((), jnp.float64), jnp.asarray(plan.steps, jnp.int64))
 
   def counts():
-    moved = wavefront.sweep_bytes(plan, settings.dtype)
+    moved = wave_counts.sweep_bytes(plan, settings.dtype)
     return SweepCounts(plan.steps, moved.gathered,
-                       wavefront.xla_bytes(tables, plan, settings.dtype),
-                       moved.written, moved.column_steps, moved.live_rows)
+                       wave_counts.xla_bytes(tables, plan, settings.dtype),
+                       moved.written, moved.column_steps, moved.live_rows,
+                       wave_counts.kernel_bytes(plan, settings.dtype))
 
   return _vector_method("wavefront", layout, settings, tables, sweep, mesh,
                         counts)
+
+
+def wave_kernel_for(kernel: str, devices: int) -> str:
+  """`WavePlan.kernel` for `config.solver.kernel`: the fused kernel on a
+  GPU (or the GPU compiled for), interpreted on a CPU when asked for."""
+  on_gpu = placement.aimed() is not None or jax.default_backend() == "gpu"
+  if kernel == "auto":
+    return "pallas" if on_gpu and devices == 1 else "xla"
+  if kernel == "pallas":
+    if devices > 1:
+      raise ConfigError("config.solver.kernel='pallas' runs on one device "
+                        f"({devices} here): use 'auto' or 'xla'")
+    return "pallas" if on_gpu else "interpret"
+  return "xla"
 
 
 def _row_counts(top: np.ndarray, keys: int, layout: StateLayout,

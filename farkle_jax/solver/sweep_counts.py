@@ -50,6 +50,9 @@ class SweepCounts(NamedTuple):
   written_bytes: int = 0     # written, from the method's plan
   column_steps: int = 0      # rows evaluated, idle ones included
   live_rows: int = 0         # key-rows of the model (states / 6)
+  kernel_bytes: int = 0      # of xla_bytes_accessed, the Pallas kernels'
+                             #   (custom calls XLA does not count), from
+                             #   their plans
 
 
 def projected_seconds(counts: SweepCounts, sweeps: int,

@@ -21,6 +21,8 @@ from farkle_jax.game.layout import N_DICE
 from farkle_jax.solver import bellman
 
 TILE = 128   # columns per tile of a row's weighted sums
+SLOPE_DTYPE = jnp.float32  # slopes only steer a Newton step
+INDEX_BYTES = 4            # int32 tables
 
 
 class OptionTable(NamedTuple):
@@ -84,3 +86,14 @@ def row_step(block: jax.Array, tangents: jax.Array, x_farkle, bank,
   slope = slopes + farkle_prob[:, None].astype(slopes.dtype)
   banks = bank[None, :ws] >= value[:, :ws]   # banking wins ties
   return jnp.maximum(value, bank[None]), jnp.where(banks, 0, slope)
+
+
+def column_bytes(row: bellman.RowPlan, size: int, sloped: bool = True
+                 ) -> tuple[int, int]:
+  """(gathered, written) bytes of one column at one step: a ring row per
+  distinct target for values (and slopes, for a column of keys that need
+  them), two start values (farkle, bank) and six int32 table entries
+  read; six values (and slopes) written."""
+  slope = jnp.dtype(SLOPE_DTYPE).itemsize if sloped else 0
+  return (row.num_targets * (size + slope) + 2 * size + 6 * INDEX_BYTES,
+          N_DICE * (size + slope))

@@ -56,8 +56,9 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE, StateLayout, turn_row
-from farkle_jax.solver import bellman, sweep_counts
-from farkle_jax.solver.wave_row import TILE, option_table, row_step
+from farkle_jax.solver import bellman, wave_kernel
+from farkle_jax.solver.wave_row import (
+    SLOPE_DTYPE, TILE, column_bytes, option_table, row_step)
 from farkle_jax.solver.wave_schedule import (
     cut_segments, doubling_rounds, finish_steps, finishing_groups, live_keys,
     segment_columns)
@@ -69,16 +70,15 @@ SEGMENTS = 16         # most segments a sweep's steps are cut into
 # one chunk of at least MIN_CHUNK columns a step.
 CHUNKS = 8
 MIN_CHUNK = 2048
-SLOPE_DTYPE = jnp.float32  # slopes only steer a Newton step (module doc)
-INDEX_BYTES = 4       # int32 tables
 
 
 class WaveTables(NamedTuple):
   """Schedule and per-key index tables of the wavefront (device arrays).
   Segment m's columns are chunks [0, chunks[m]) of C columns, the first
   sloped[m] of them keeping slopes."""
-  col_keys: jax.Array    # [sum W_m L_m] int32 keys each column runs, in
-                         #   order: key_at[m] + column * depth[m] + i
+  col_keys: jax.Array    # [sum W_m L_m + C L] int32 keys each column
+                         #   runs, in order: key_at[m] + column * depth[m]
+                         #   + i (pad: K)
   carry_from: jax.Array  # [sum W_m + W] int32 column, in the segment
                          #   before, of the key that goes on (col_at[m] + c)
   bounds: jax.Array      # [M + 1] int32 first step of each segment, then N
@@ -109,10 +109,13 @@ class WavePlan(NamedTuple):
   ring_rows: int   # rows each column keeps
   rounds: int      # pointer-doubling rounds of a finishing group
   chunk: int       # C, columns a loop iteration evaluates
+  depth: int       # L, the most keys a column runs in a segment
   bounds: tuple[int, ...]  # [M + 1] first step of each segment, then N
   widths: tuple[int, ...]  # [M] columns of each segment
   sloped: tuple[int, ...]  # [M] of those, the first that keep slopes
   row: bellman.RowPlan     # the distinct targets of a row
+  kernel: str = "xla"      # a chunk's row: "xla", "pallas" (the fused
+                           #   kernel), "interpret" (it, interpreted)
 
   @property
   def width(self) -> int:
@@ -139,9 +142,31 @@ def chunk_columns(live: np.ndarray, granule: int) -> int:
   return max(granule, -(-per // granule) * granule)
 
 
+def _int32(x) -> jax.Array:
+  return jnp.asarray(x, jnp.int32)
+
+
+def _segment_tables(segs, bounds, widths, sloped_widths, chunk: int, K: int
+                    ) -> dict[str, jax.Array]:
+  """The `WaveTables` fields of the segments: their columns' keys and
+  carries flat, with each segment's offsets and chunk counts."""
+  depth = [s.col_keys.shape[1] for s in segs]
+  return dict(
+      col_keys=_int32(np.concatenate([s.col_keys.ravel() for s in segs]
+                                     + [np.full(chunk * max(depth), K)])),
+      carry_from=_int32(np.concatenate([s.carry_from for s in segs]
+                                       + [np.zeros(max(widths), np.int64)])),
+      bounds=_int32(bounds),
+      key_at=_int32(np.cumsum([0] + [w * d for w, d in zip(widths, depth)])
+                    [:-1]),
+      depth=_int32(depth), col_at=_int32(np.cumsum([0] + widths[:-1])),
+      chunks=_int32(np.asarray(widths) // chunk),
+      sloped=_int32(np.asarray(sloped_widths) // chunk))
+
+
 def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
-          devices: int = 1, segments: int | None = None
-          ) -> tuple[WaveTables, WavePlan]:
+          devices: int = 1, segments: int | None = None,
+          kernel: str = "xla") -> tuple[WaveTables, WavePlan]:
   """The schedule and index tables of the wavefront for one rule set.
 
   Args:
@@ -150,6 +175,7 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
     devices: chunks are multiples of TILE x devices columns (split evenly,
       in whole tiles).
     segments: most segments the steps are cut into.
+    kernel: how a chunk's row runs (`WavePlan.kernel`).
   """
   K = layout.num_keys
   finish, start = finish_steps(layout)
@@ -174,30 +200,21 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
   group_keys, group_cols, partner = finishing_groups(finish, farkle_key, finish_col)
   depth = [s.col_keys.shape[1] for s in segs]
   lengths = np.diff(bounds)
-  as_int = lambda x: jnp.asarray(x, jnp.int32)
-  padded = lambda values, pad: as_int(np.append(values, pad))
+  padded = lambda values, pad: _int32(np.append(values, pad))
   tables = WaveTables(
-      col_keys=as_int(np.concatenate([s.col_keys.ravel() for s in segs])),
-      carry_from=as_int(np.concatenate([s.carry_from for s in segs]
-                                       + [np.zeros(max(widths), np.int64)])),
-      bounds=as_int(bounds),
-      key_at=as_int(np.cumsum([0] + [w * d for w, d in zip(widths, depth)])
-                    [:-1]),
-      depth=as_int(depth), col_at=as_int(np.cumsum([0] + widths[:-1])),
-      chunks=as_int(np.asarray(widths) // chunk),
-      sloped=as_int(np.asarray(sloped_widths) // chunk),
+      **_segment_tables(segs, bounds, widths, sloped_widths, chunk, K),
       finish=padded(finish, -1),
       t_max=padded(layout.t_max(fields[0]), -1),
       position=padded(layout.padded_index(*fields), sink),
       farkle=padded(layout.padded_index(*target), sink),
       bank_base=padded(layout.bank_base(fields), sink),
-      group_keys=as_int(group_keys), group_cols=as_int(group_cols),
-      partner=as_int(partner), farkle_prob=roll.farkle_prob)
+      group_keys=_int32(group_keys), group_cols=_int32(group_cols),
+      partner=_int32(partner), farkle_prob=roll.farkle_prob)
   # Per segment: a move and each step, a loop iteration per chunk.
   steps = int(np.dot(lengths + 1, np.asarray(widths) // chunk))
   plan = WavePlan(layout, relative, span, steps, rows,
-                  doubling_rounds(partner), chunk, tuple(bounds),
-                  tuple(widths), tuple(sloped_widths), row)
+                  doubling_rounds(partner), chunk, max(depth), tuple(bounds),
+                  tuple(widths), tuple(sloped_widths), row, kernel)
   return tables, plan
 
 
@@ -263,23 +280,54 @@ def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
   cols = first + jnp.arange(C)
   pointer = split(jax.lax.dynamic_slice_in_dim(c.pointer, first, C))
   depth = tables.depth[m]
-  at_key = tables.key_at[m] + cols * depth
-  key = tables.col_keys[at_key + pointer]
+  # The chunk's columns' keys, sliced first: a gather is charged its source.
+  col_keys = jax.lax.dynamic_slice_in_dim(
+      tables.col_keys, tables.key_at[m] + first * depth, C * plan.depth)
+  at_key = jnp.arange(C) * depth
+  key = col_keys[at_key + pointer]
   pointer = jnp.minimum(pointer + (tables.finish[key] < tau), depth - 1)
-  key = tables.col_keys[at_key + pointer]
+  key = col_keys[at_key + pointer]
   t = tables.finish[key] - tau              # < 0 or > t_max: idle column
   margin = tables.t_max[key] - t            # gains past it win
-  x_farkle = 1 - c.vector[tables.farkle[key]]
   base = tables.bank_base[key]
   t_bank = jnp.clip(t, 0, layout.num_rows)
-  bank = jnp.where(t >= layout.bank_floor_at(base, jnp),
-                   1 - c.vector[layout.bank_position(base, t_bank, jnp)],
-                   -jnp.inf)
+  # Where the farkle and the bank read the start values (-1: no bank).
+  reads = (tables.farkle[key],
+           jnp.where(t >= layout.bank_floor_at(base, jnp),
+                     layout.bank_position(base, t_bank, jnp), -1))
+  ring, tangent = _write_row(c, tau, m, first, margin, reads, tables, plan,
+                             sloped, split)
+  return _Columns(c.vector, ring, tangent,
+                  jax.lax.dynamic_update_slice_in_dim(c.pointer, pointer,
+                                                      first, 0))
+
+
+def _write_row(c: _Columns, tau, m, first, margin, reads, tables: WaveTables,
+               plan: WavePlan, sloped: bool, split
+               ) -> tuple[jax.Array, jax.Array]:
+  """The rings with the chunk's six new rows (and slopes, if `sloped`)
+  written: XLA's step, or the fused kernel (`plan.kernel`). `reads`: [C]
+  positions of the farkle's and the bank's start values (-1: no bank)."""
+  rows, row, C = plan.ring_rows, plan.row, plan.chunk
   gains = np.asarray(row.gains)
   source = ((tau - gains) % rows) * N_DICE + np.asarray(row.dice)   # [D]
+  cur, at = m % 2, (tau % rows) * N_DICE
+  options = option_table(row)
+  if plan.kernel != "xla":
+    return wave_kernel.chunk_row(
+        c.ring, c.tangent, jnp.stack(_at(cur, at, first)),
+        source.astype(jnp.int32), jnp.asarray(gains, jnp.int32),
+        jnp.asarray(options.index),
+        jnp.asarray(options.weight, c.ring.dtype),
+        tables.farkle_prob.astype(c.ring.dtype), margin.astype(jnp.int32),
+        c.vector, *(r.astype(jnp.int32) for r in reads), sloped=sloped,
+        interpret=plan.kernel == "interpret")
+  x_farkle = 1 - c.vector[reads[0]]
+  bank = jnp.where(reads[1] >= 0, 1 - c.vector[jnp.maximum(reads[1], 0)],
+                   -jnp.inf)
+  cols = first + jnp.arange(C)
   # Each distinct target's ring row once; gains past a key's last row win.
   won = split(gains[:, None] > margin[None])                        # [D, C]
-  cur = m % 2
   block = jnp.where(won, 1.0, c.ring[cur, source[:, None], cols[None]])
   if sloped:
     tangents = jnp.where(won, 0.0,
@@ -288,15 +336,19 @@ def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
     tangents = jnp.zeros((gains.shape[0], 0), SLOPE_DTYPE)
   new, slope = row_step(block.astype(c.ring.dtype),
                         tangents.astype(SLOPE_DTYPE), x_farkle, bank,
-                        tables.farkle_prob, option_table(row))
-  at = (tau % rows) * N_DICE
+                        tables.farkle_prob, options)
   ring = jax.lax.dynamic_update_slice(c.ring, new[None], _at(cur, at, first))
   tangent = (jax.lax.dynamic_update_slice(c.tangent, slope[None],
                                           _at(cur, at, first))
              if sloped else c.tangent)
-  return _Columns(c.vector, ring, tangent,
-                  jax.lax.dynamic_update_slice_in_dim(c.pointer, pointer,
-                                                      first, 0))
+  return ring, tangent
+
+
+def _ring_row(ring: jax.Array, cur, at) -> jax.Array:
+  """[W] one row of ring `cur`, sliced before it is gathered from (so that
+  a gather is charged the row, not the rings)."""
+  return jax.lax.dynamic_slice(ring, _at(cur, at, 0),
+                               (1, 1, ring.shape[2]))[0, 0]
 
 
 def _wave_step(tau, m, c: _Columns, tables: WaveTables, plan: WavePlan,
@@ -310,9 +362,9 @@ def _wave_step(tau, m, c: _Columns, tables: WaveTables, plan: WavePlan,
   at = (tau % plan.ring_rows) * N_DICE + N_DICE - 1      # six dice, row 0
   ws, cur = c.tangent.shape[2], m % 2
   vector = _finish_group(
-      c.vector, tau, lambda cols: c.ring[cur, at, cols],
-      lambda cols: c.tangent[cur, at, jnp.minimum(cols, ws - 1)], tables,
-      plan)
+      c.vector, tau, lambda cols: _ring_row(c.ring, cur, at)[cols],
+      lambda cols: _ring_row(c.tangent, cur, at)[jnp.minimum(cols, ws - 1)],
+      tables, plan)
   return c._replace(vector=vector)
 
 
@@ -322,17 +374,19 @@ def _move_chunk(m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
   on, from the other ring."""
   C, rows = plan.chunk, c.ring.shape[1]
   dst, src = m % 2, (m + 1) % 2
-  every = jnp.arange(rows)[:, None]
   carry = jax.lax.dynamic_slice_in_dim(
-      tables.carry_from, tables.col_at[m] + j * C, C)[None]
-  ring = jax.lax.dynamic_update_slice(
-      c.ring, split(c.ring[src, every, carry])[None], _at(dst, 0, j * C))
+      tables.carry_from, tables.col_at[m] + j * C, C)
+  if plan.kernel != "xla":
+    move = lambda ring: wave_kernel.move_columns(
+        ring, jnp.stack(_at(dst, src, j * C)), carry,
+        interpret=plan.kernel == "interpret")
+  else:
+    every = jnp.arange(rows)[:, None]
+    move = lambda ring: jax.lax.dynamic_update_slice(
+        ring, split(ring[src, every, carry[None]])[None], _at(dst, 0, j * C))
   if not sloped:
-    return c._replace(ring=ring)
-  tangent = jax.lax.dynamic_update_slice(
-      c.tangent, split(c.tangent[src, every, carry])[None],
-      _at(dst, 0, j * C))
-  return c._replace(ring=ring, tangent=tangent)
+    return c._replace(ring=move(c.ring))
+  return c._replace(ring=move(c.ring), tangent=move(c.tangent))
 
 
 def _move(m, c: _Columns, tables: WaveTables, plan: WavePlan, split
@@ -392,84 +446,3 @@ def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
     delta = delta / jnp.maximum(out.vector[:-1],
                                 jnp.finfo(vector.dtype).tiny)
   return out.vector, delta.max()
-
-
-class SweepBytes(NamedTuple):
-  """Bytes one sweep moves, counted from the plan (docs/model.md §4.3)."""
-  gathered: int   # reads by gathers: ring blocks, start values, key tables
-  written: int    # ring rows, start values, moved rings
-  column_steps: int  # columns evaluated, idle ones included
-  live_rows: int  # key-rows that are live (the model's states / 6)
-
-
-def column_bytes(row: bellman.RowPlan, size: int, sloped: bool = True
-                 ) -> tuple[int, int]:
-  """(gathered, written) bytes of one column at one step: a ring row per
-  distinct target for values (and slopes, for a column of keys that need
-  them), two start values (farkle, bank) and six int32 table entries
-  read; six values (and slopes) written."""
-  slope = jnp.dtype(SLOPE_DTYPE).itemsize if sloped else 0
-  return (row.num_targets * (size + slope) + 2 * size + 6 * INDEX_BYTES,
-          N_DICE * (size + slope))
-
-
-def sweep_bytes(plan: WavePlan, dtype) -> SweepBytes:
-  """What one sweep reads and writes, from its schedule: `column_bytes`
-  for every column at every step of its segment; per segment, the rings
-  of its columns moved; per finishing key, its solve."""
-  size, slope = jnp.dtype(dtype).itemsize, jnp.dtype(SLOPE_DTYPE).itemsize
-  lengths = np.diff(plan.bounds)
-  column_steps = int(np.dot(lengths, plan.widths))
-  sloped_steps = int(np.dot(lengths, plan.sloped))
-  read, write = column_bytes(plan.row, size, False)
-  extra_read, extra_write = (a - b for a, b in zip(
-      column_bytes(plan.row, size), (read, write)))
-  ring = plan.ring_rows * N_DICE
-  moved = sum(ring * (w * size + ws * slope) + w * INDEX_BYTES
-              for w, ws in zip(plan.widths, plan.sloped))
-  keys = plan.layout.num_keys
-  finishing = keys * (3 * size + slope + 5 * INDEX_BYTES)
-  rows = plan.layout.num_states // N_DICE
-  return SweepBytes(
-      int(column_steps * read + sloped_steps * extra_read + moved
-          + finishing),
-      int(column_steps * write + sloped_steps * extra_write + moved
-          + keys * size), column_steps, rows)
-
-
-def xla_bytes(tables: WaveTables, plan: WavePlan, dtype) -> float:
-  """XLA's bytes accessed by one sweep: each loop body compiled alone (for
-  the GPU aimed at, if any) and counted at its trip count."""
-  rows, W, Ws = plan.ring_rows * N_DICE, plan.width, plan.sloped_width
-  shape = jax.ShapeDtypeStruct
-  columns = _Columns(shape((plan.layout.padded_size,), jnp.dtype(dtype)),
-                     shape((2, rows, W), jnp.dtype(dtype)),
-                     shape((2, rows, Ws), SLOPE_DTYPE),
-                     shape((W,), jnp.int32))
-  index = shape((), jnp.int32)
-  plain = lambda x: x
-
-  def chunk(sloped):
-    return sweep_counts.bytes_accessed(
-        lambda tau, m, j, c, tables: _chunk_step(tau, m, j, c, tables, plan,
-                                                 sloped, plain),
-        index, index, index, columns, tables, donate=3)
-
-  def move(sloped):
-    return sweep_counts.bytes_accessed(
-        lambda m, j, c, tables: _move_chunk(m, j, c, tables, plan, sloped,
-                                            plain),
-        index, index, columns, tables, donate=2)
-
-  finish = sweep_counts.bytes_accessed(
-      lambda tau, c, tables: c._replace(vector=_finish_group(
-          c.vector, tau, lambda cols: c.ring[0, 0, cols],
-          lambda cols: c.tangent[0, 0, jnp.minimum(cols, Ws - 1)], tables,
-          plan)), index, columns, tables, donate=1)
-  lengths = np.diff(plan.bounds)
-  sloped = np.asarray(plan.sloped) // plan.chunk
-  other = np.asarray(plan.widths) // plan.chunk - sloped
-  return float(np.dot(lengths, sloped) * chunk(True)
-               + np.dot(lengths, other) * chunk(False)
-               + plan.span * finish + sloped.sum() * move(True)
-               + other.sum() * move(False))

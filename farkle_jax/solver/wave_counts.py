@@ -1,0 +1,111 @@
+"""What one wavefront sweep moves, counted two ways (docs/model.md §4.4):
+from its plan (`sweep_bytes`: what the sweep needs), and by XLA's cost
+analysis of each compiled loop body at its trip count (`xla_bytes`: what
+the program, as compiled for this machine or for the GPU aimed at, is
+charged), with the Pallas kernels' own bytes (`kernel_bytes`) where they
+run, XLA not seeing into a custom call."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from farkle_jax.game.layout import N_DICE
+from farkle_jax.solver import sweep_counts
+from farkle_jax.solver.wave_row import INDEX_BYTES, SLOPE_DTYPE, column_bytes
+from farkle_jax.solver.wavefront import (
+    WavePlan, WaveTables, _Columns, _chunk_step, _finish_group, _move_chunk,
+    _ring_row)
+
+
+class SweepBytes(NamedTuple):
+  """Bytes one sweep moves, counted from the plan (docs/model.md §4.3)."""
+  gathered: int   # reads by gathers: ring blocks, start values, key tables
+  written: int    # ring rows, start values, moved rings
+  column_steps: int  # columns evaluated, idle ones included
+  live_rows: int  # key-rows that are live (the model's states / 6)
+
+
+def sweep_bytes(plan: WavePlan, dtype) -> SweepBytes:
+  """What one sweep reads and writes, from its schedule: `column_bytes`
+  for every column at every step of its segment; per segment, the rings
+  of its columns moved; per finishing key, its solve."""
+  size, slope = jnp.dtype(dtype).itemsize, jnp.dtype(SLOPE_DTYPE).itemsize
+  lengths = np.diff(plan.bounds)
+  column_steps = int(np.dot(lengths, plan.widths))
+  sloped_steps = int(np.dot(lengths, plan.sloped))
+  read, write = column_bytes(plan.row, size, False)
+  extra_read, extra_write = (a - b for a, b in zip(
+      column_bytes(plan.row, size), (read, write)))
+  ring = plan.ring_rows * N_DICE
+  moved = sum(ring * (w * size + ws * slope) + w * INDEX_BYTES
+              for w, ws in zip(plan.widths, plan.sloped))
+  keys = plan.layout.num_keys
+  finishing = keys * (3 * size + slope + 5 * INDEX_BYTES)
+  rows = plan.layout.num_states // N_DICE
+  return SweepBytes(
+      int(column_steps * read + sloped_steps * extra_read + moved
+          + finishing),
+      int(column_steps * write + sloped_steps * extra_write + moved
+          + keys * size), column_steps, rows)
+
+
+def xla_bytes(tables: WaveTables, plan: WavePlan, dtype) -> float:
+  """XLA's bytes accessed by one sweep: each loop body compiled alone (for
+  the GPU aimed at, if any) and counted at its trip count; with the fused
+  kernels, their own bytes (`kernel_bytes`) added."""
+  rows, W, Ws = plan.ring_rows * N_DICE, plan.width, plan.sloped_width
+  shape = jax.ShapeDtypeStruct
+  columns = _Columns(shape((plan.layout.padded_size,), jnp.dtype(dtype)),
+                     shape((2, rows, W), jnp.dtype(dtype)),
+                     shape((2, rows, Ws), SLOPE_DTYPE),
+                     shape((W,), jnp.int32))
+  index = shape((), jnp.int32)
+  plain = lambda x: x
+
+  def chunk(sloped):
+    return sweep_counts.bytes_accessed(
+        lambda tau, m, j, c, tables: _chunk_step(tau, m, j, c, tables, plan,
+                                                 sloped, plain),
+        index, index, index, columns, tables, donate=3)
+
+  def move(sloped):
+    return sweep_counts.bytes_accessed(
+        lambda m, j, c, tables: _move_chunk(m, j, c, tables, plan, sloped,
+                                            plain),
+        index, index, columns, tables, donate=2)
+
+  finish = sweep_counts.bytes_accessed(
+      lambda tau, c, tables: c._replace(vector=_finish_group(
+          c.vector, tau, lambda cols: _ring_row(c.ring, 0, tau)[cols],
+          lambda cols: _ring_row(c.tangent, 0, tau)[
+              jnp.minimum(cols, Ws - 1)], tables, plan)),
+      index, columns, tables, donate=1)
+  lengths = np.diff(plan.bounds)
+  sloped = np.asarray(plan.sloped) // plan.chunk
+  other = np.asarray(plan.widths) // plan.chunk - sloped
+  return float(np.dot(lengths, sloped) * chunk(True)
+               + np.dot(lengths, other) * chunk(False)
+               + plan.span * finish + sloped.sum() * move(True)
+               + other.sum() * move(False) + kernel_bytes(plan, dtype))
+
+
+def kernel_bytes(plan: WavePlan, dtype) -> int:
+  """Bytes one sweep's Pallas kernels move, from their plans (XLA's cost
+  analysis does not see into a custom call): the row kernel reads each
+  distinct target's ring row of its columns and writes six rows; the move
+  kernel reads and writes each moved column's ring. 0 for XLA's step."""
+  if plan.kernel == "xla":
+    return 0
+  size, slope = jnp.dtype(dtype).itemsize, jnp.dtype(SLOPE_DTYPE).itemsize
+  lengths = np.diff(plan.bounds)
+  per_column = (plan.row.num_targets + N_DICE) * size
+  per_sloped = (plan.row.num_targets + N_DICE) * slope
+  ring = plan.ring_rows * N_DICE
+  return int(np.dot(lengths, plan.widths) * per_column
+             + np.dot(lengths, plan.sloped) * per_sloped
+             + sum(2 * ring * (w * size + ws * slope) + w * INDEX_BYTES
+                   for w, ws in zip(plan.widths, plan.sloped)))

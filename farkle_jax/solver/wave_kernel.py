@@ -1,0 +1,178 @@
+"""A chunk's row of the wavefront as one kernel (Pallas).
+
+`wave_row.row_step` is XLA's: it gathers the row's D distinct targets into
+a [D, C] block, gathers each score set's options from it into [S, J, C],
+reduces and weighs: each a fusion of its own, each fusion charged the
+arrays it reads from. This kernel does the same arithmetic in one pass: a
+program per tile of T columns walks the score sets, reads each option's
+ring row for its T columns straight from the ring (the D rows of a tile
+are reused J x S times from cache), keeps the set's best and the slope of
+its first best option in registers, adds the weighted best to six running
+sums, and writes the six new rows into the ring in place. Nothing of the
+row but the ring itself touches memory.
+
+On a GPU it runs through Triton (programs of T = 128 columns, a power of
+two as Triton's blocks must be); on a CPU
+(tests, or `config.solver.kernel='pallas'` there) the same kernel runs in
+Pallas' interpreter. The sums run over the sets in order, compensated,
+where XLA's dot picks its own order: the two agree to XLA's rounding
+(tests: 1e-15 absolute and relative; 1.2e-15 seen).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+from farkle_jax.game.layout import N_DICE
+from farkle_jax.solver.wave_row import OptionTable
+
+T = 128     # columns of one program (a power of two)
+
+
+def _kahan(acc: tuple[jax.Array, jax.Array], term: jax.Array
+           ) -> tuple[jax.Array, jax.Array]:
+  """(sum, lost low-order part) after adding `term`."""
+  total, lost = acc
+  y = term - lost
+  t = total + y
+  return t, (t - total) - y
+
+
+def _kernel(where_ref, rows_ref, gains_ref, index_ref, weight_ref, prob_ref,
+            margin_ref, vector_ref, farkle_ref, bank_ref, ring_ref,
+            tangent_ref, ring_out, tangent_out, *, sets: int, options: int,
+            sloped: bool):
+  """One tile of T columns (`_chunk_row`'s arguments, as refs)."""
+  # ring_out and tangent_out are ring_ref and tangent_ref (aliased): the
+  # rows written are not rows read at this step.
+  i = pl.program_id(0)
+  cur, at, first = where_ref[0], where_ref[1], where_ref[2]
+  mine = pl.ds(i * T, T)                 # this tile of the chunk's vectors
+  cols = pl.ds(first + i * T, T)         # and of the ring
+  margin = margin_ref[mine]
+  dtype = ring_ref.dtype
+  slope_dtype = tangent_ref.dtype
+
+  def one_set(s, sums):
+    totals, tangents = sums
+    best = jnp.full((T,), -jnp.inf, dtype)
+    tan = jnp.zeros((T,), slope_dtype)
+    for j in range(options):   # J, a handful: unrolled
+      d = index_ref[s, j]
+      won = gains_ref[d] > margin          # past the key's last row: a win
+      value = jnp.where(won, jnp.ones((T,), dtype),
+                        ring_ref[cur, rows_ref[d], cols])
+      if sloped:   # the first best option's slope: only a larger value
+        slope = jnp.where(won, jnp.zeros((T,), slope_dtype),
+                          tangent_ref[cur, rows_ref[d], cols])
+        tan = jnp.where(value > best, slope, tan)
+      best = jnp.maximum(best, value)
+    # Six running sums, one per dice count (vectors of T: Triton keeps
+    # them in registers, and slices of a 2-D block it would not lower),
+    # compensated (Kahan): the sum is then exact to about an ulp, whatever
+    # order XLA's product takes its terms in.
+    w = [weight_ref[n, s] for n in range(N_DICE)]
+    totals = tuple(_kahan(x, w[n] * best) for n, x in enumerate(totals))
+    if sloped:
+      tangents = tuple(x + w[n].astype(slope_dtype) * tan
+                       for n, x in enumerate(tangents))
+    return totals, tangents
+
+  zeros = lambda dt: tuple(jnp.zeros((T,), dt) for _ in range(N_DICE))
+  totals, tangents = jax.lax.fori_loop(
+      0, sets, one_set, (tuple(zip(zeros(dtype), zeros(dtype))),
+                         zeros(slope_dtype)))
+  totals = [total for total, _ in totals]
+  x_farkle = 1 - vector_ref[farkle_ref[mine]]
+  at_bank = bank_ref[mine]
+  bank = jnp.where(at_bank >= 0, 1 - vector_ref[jnp.maximum(at_bank, 0)],
+                   jnp.full((T,), -jnp.inf, dtype))
+  for n in range(N_DICE):
+    value = totals[n] + prob_ref[n] * x_farkle
+    ring_out[cur, at + n, cols] = jnp.maximum(value, bank)
+    if sloped:   # banking wins ties: its slope is 0
+      slope = tangents[n] + prob_ref[n].astype(slope_dtype)
+      tangent_out[cur, at + n, cols] = jnp.where(
+          bank >= value, jnp.zeros((T,), slope_dtype), slope)
+
+
+def chunk_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
+              rows: jax.Array, gains: jax.Array, index: jax.Array,
+              weight: jax.Array, farkle_prob: jax.Array, margin: jax.Array,
+              vector: jax.Array, at_farkle: jax.Array, at_bank: jax.Array, *,
+              sloped: bool, interpret: bool) -> tuple[jax.Array, jax.Array]:
+  """The rings with the six new rows of a chunk of C columns written.
+
+  Args:
+    ring: [2, R * 6, W] values; tangent: [2, R * 6, Ws] slopes (donate).
+    where: [3] int32 (ring in use, first of the six rows to write, first
+      column of the chunk).
+    rows: [D] int32 ring row of each distinct target at this step;
+      gains: [D] int32 its gain.
+    index: [S, J] int32 options of each score set (`OptionTable.index`);
+      weight: [6, S] (`OptionTable.weight`); farkle_prob: [6].
+    margin: [C] int32 gains past it win; vector: [V] padded start values;
+      at_farkle: [C] int32 where a farkle reads it (1 - that value); at_bank:
+      [C] int32 where banking does (-1: banking is not allowed).
+    sloped: also the slopes (the chunk's keys need them).
+    interpret: run in Pallas' interpreter (a CPU).
+
+  Returns:
+    (ring, tangent) updated in place.
+  """
+  C = margin.shape[0]
+  kernel = functools.partial(_kernel, sets=index.shape[0],
+                             options=index.shape[1], sloped=sloped)
+  anywhere = pl.BlockSpec(memory_space=pl.ANY)
+  params = {} if interpret else {"compiler_params": _triton_params()}
+  return pl.pallas_call(
+      kernel, grid=(C // T,),
+      out_shape=(jax.ShapeDtypeStruct(ring.shape, ring.dtype),
+                 jax.ShapeDtypeStruct(tangent.shape, tangent.dtype)),
+      in_specs=[anywhere] * 12, out_specs=(anywhere, anywhere),
+      input_output_aliases={10: 0, 11: 1}, interpret=interpret,
+      name="wave_chunk_row", **params)(
+          where, rows, gains, index, weight, farkle_prob, margin, vector,
+          at_farkle, at_bank, ring, tangent)
+
+
+def _triton_params():
+  from jax.experimental.pallas import triton as pallas_triton
+  return pallas_triton.CompilerParams(num_warps=4, num_stages=1)
+
+
+def _move_kernel(where_ref, carry_ref, ring_ref, ring_out):
+  """One tile: every ring row of T columns, from the other ring."""
+  i = pl.program_id(0)
+  dst, src, first = where_ref[0], where_ref[1], where_ref[2]
+  carry = carry_ref[pl.ds(i * T, T)]
+  cols = pl.ds(first + i * T, T)
+
+  def row(r, _):
+    ring_out[dst, r, cols] = ring_ref[src, r, carry]
+    return _
+
+  jax.lax.fori_loop(0, ring_ref.shape[1], row, 0)
+
+
+def move_columns(ring: jax.Array, where: jax.Array, carry: jax.Array, *,
+                 interpret: bool) -> jax.Array:
+  """ring[dst, :, first:first + C] = ring[src, :, carry], in place.
+
+  Args:
+    ring: [2, R * 6, W] (donate it); where: [3] int32 (dst, src, first);
+    carry: [C] int32 the column each of the C columns takes its ring from.
+    interpret: run in Pallas' interpreter (a CPU).
+  """
+  anywhere = pl.BlockSpec(memory_space=pl.ANY)
+  params = {} if interpret else {"compiler_params": _triton_params()}
+  return pl.pallas_call(
+      _move_kernel, grid=(carry.shape[0] // T,),
+      out_shape=jax.ShapeDtypeStruct(ring.shape, ring.dtype),
+      in_specs=[anywhere] * 3, out_specs=anywhere,
+      input_output_aliases={2: 0}, interpret=interpret,
+      name="wave_move_columns", **params)(where, carry, ring)

@@ -1,0 +1,108 @@
+"""The wavefront's fused kernels (Pallas, interpreted on the CPU) against
+XLA's step: a chunk's row and a ring move on tiny, minimal and default
+games, and whole solves against the plain reference."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import reference
+from farkle_jax.game import roll_tables
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import bellman, configuration, methods, wavefront
+from test_ordered import settings
+
+GAMES = {
+    "tiny": rules_lib.facebook(floor=-500, goal=1000),
+    "minimal": rules_lib.minimal(goal=2000),
+    "default": rules_lib.facebook(floor=-1000, goal=3000),
+}
+
+
+def _columns(plan, layout, seed):
+  """Loop state with random values in (0, 1) and pointers inside columns."""
+  rng = np.random.default_rng(seed)
+  rows = plan.ring_rows * 6
+  return wavefront._Columns(
+      jnp.asarray(rng.uniform(0.01, 0.99, layout.padded_size)),
+      jnp.asarray(rng.uniform(0.01, 0.99, (2, rows, plan.width))),
+      jnp.asarray(rng.uniform(-1, 1, (2, rows, plan.sloped_width)),
+                  jnp.float32),
+      jnp.zeros((plan.width,), jnp.int32))
+
+
+def _built(name):
+  layout = StateLayout(GAMES[name])
+  roll = bellman.roll_arrays(roll_tables.build(layout.rules))
+  tables, plan = wavefront.build(layout, roll, relative=True)
+  return layout, tables, plan
+
+
+@pytest.mark.parametrize("name", ["tiny", "minimal", "default"])
+def test_a_chunk_row_is_xla_step_to_rounding(name):
+  layout, tables, plan = _built(name)
+  m = len(plan.widths) // 2            # a middle segment, its middle step
+  tau = (plan.bounds[m] + plan.bounds[m + 1]) // 2
+  c = _columns(plan, layout, seed=m)
+  chunks = plan.widths[m] // plan.chunk
+  sloped_chunks = plan.sloped[m] // plan.chunk
+  for j, sloped in ((0, sloped_chunks > 0), (chunks - 1, False)):
+    if sloped is False and chunks - 1 < sloped_chunks:
+      continue
+    out = {}
+    for kernel in ("xla", "interpret"):
+      step = jax.jit(lambda c, tables, p=plan._replace(kernel=kernel),
+                     s=sloped: wavefront._chunk_step(
+                         tau, m, j, c, tables, p, s, lambda x: x))
+      out[kernel] = jax.tree.map(np.asarray, step(c, tables))
+    xla, fused = out["xla"], out["interpret"]
+    # Sums of up to a hundred products, the kernel's compensated, XLA's dot
+    # in its own order: they differ by XLA's rounding (1.2e-15 seen).
+    np.testing.assert_allclose(fused.ring, xla.ring, rtol=1e-15, atol=1e-15)
+    np.testing.assert_array_equal(fused.pointer, xla.pointer)
+    np.testing.assert_allclose(fused.tangent, xla.tangent, rtol=0, atol=1e-6)
+    assert not np.array_equal(xla.ring, np.asarray(c.ring))  # rows written
+
+
+def test_a_ring_move_is_xla_move():
+  layout, tables, plan = _built("default")
+  c = _columns(plan, layout, seed=3)
+  m = len(plan.widths) - 1
+  for j, sloped in ((0, True), (plan.widths[m] // plan.chunk - 1, False)):
+    out = {}
+    for kernel in ("xla", "interpret"):
+      move = jax.jit(lambda c, tables, p=plan._replace(kernel=kernel),
+                     s=sloped: wavefront._move_chunk(m, j, c, tables, p, s,
+                                                     lambda x: x))
+      out[kernel] = jax.tree.map(np.asarray, move(c, tables))
+    np.testing.assert_array_equal(out["interpret"].ring, out["xla"].ring)
+    np.testing.assert_array_equal(out["interpret"].tangent,
+                                  out["xla"].tangent)
+
+
+@pytest.mark.parametrize("name", ["facebook", "minimal"])
+def test_whole_solves_with_the_kernel_agree_with_the_reference(name):
+  rules = {"facebook": rules_lib.facebook(floor=-500, goal=1000),
+           "minimal": rules_lib.minimal(goal=1000)}[name]
+  layout = StateLayout(rules, chunk_keys=512)
+  chosen = settings(method="wavefront", tol=1e-15, kernel="pallas")
+  method = methods.build(layout, roll_tables.build(rules), chosen)
+  chunk = methods.compile_chunk(method, settings(tol=1e-15))
+  out = chunk.run(method.init(), float("inf"), 200)
+  assert out.residual < 1e-15
+  ref, _ = reference.solve(name, 1000, -500)
+  np.testing.assert_allclose(method.start_values(out.state), ref, rtol=0,
+                             atol=1e-12)
+
+
+def test_the_kernel_setting_is_checked():
+  config = configuration.base("facebook")
+  config.solver.kernel = "cuda"
+  with pytest.raises(configuration.ConfigError, match="solver.kernel"):
+    configuration.check(config)
+  assert methods.wave_kernel_for("auto", 1) == "xla"        # on this CPU
+  assert methods.wave_kernel_for("pallas", 1) == "interpret"
+  with pytest.raises(configuration.ConfigError, match="one device"):
+    methods.wave_kernel_for("pallas", 4)
