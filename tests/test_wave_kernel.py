@@ -30,7 +30,7 @@ def _columns(plan, layout, seed):
       jnp.asarray(rng.uniform(0.01, 0.99, (2, rows, plan.width))),
       jnp.asarray(rng.uniform(-1, 1, (2, rows, plan.sloped_width)),
                   jnp.float32),
-      jnp.zeros((plan.width,), jnp.int32))
+      jnp.zeros((plan.width,), jnp.int32), jnp.asarray(seed % 2 == 0))
 
 
 def _built(name):

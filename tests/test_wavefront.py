@@ -191,3 +191,22 @@ def test_far_fewer_dependent_steps_than_the_ordered_method():
   assert plan.span * 20 < ordered_steps
   assert plan.span <= plan.steps <= plan.span * wavefront.CHUNKS
   assert plan.steps * 4 < ordered_steps
+
+
+@pytest.mark.parametrize("name", ["facebook", "minimal"])
+def test_first_sweep_guesses_are_keys_solved_before_the_turn_ends(name):
+  layout, _, tab = _built(GAMES[name])
+  K = layout.num_keys
+  guess, finish = tab["guess"][:K], tab["finish"]
+  position = tab["position"][:K]
+  has = guess != layout.sink
+  if name == "minimal":   # no penalty: every farkle target finishes along
+    assert not has.any()
+    return
+  assert 0.2 < has.mean() < 0.5
+  key_at = {int(p): k for k, p in enumerate(position)}
+  guessed = np.array([key_at[int(g)] for g in guess[has]])
+  # The guess finishes before the key's last row; its own target does not.
+  assert np.all(finish[guessed] < finish[:K][has])
+  target = np.array([key_at[int(g)] for g in tab["farkle"][:K][has]])
+  assert np.all(finish[target] > finish[:K][has])

@@ -192,7 +192,7 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
                                                         mesh.size))
 
   def sweep(state, tables):
-    vector, res = wavefront.sweep(state[0], tables, plan, mesh)
+    vector, res = wavefront.sweep(state[0], tables, plan, mesh, state[1])
     return ((vector, jnp.zeros((), jnp.bool_)), res,
             jnp.ones((), jnp.float64), jnp.asarray(plan.steps, jnp.int64))
 

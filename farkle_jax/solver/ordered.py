@@ -64,7 +64,7 @@ class StageTables(NamedTuple):
   guess: jax.Array      # [S, U, G] int32 with a penalty: for a key whose
                         #   farkle target comes later in the sweep, the
                         #   key a run's first sweep reads instead
-                        #   (`_first_guesses`; the sink for the others)
+                        #   (`first_guesses`; the sink for the others)
   newton: newton.NewtonTables  # exit slots and correction pieces
 
 
@@ -124,7 +124,7 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   top = np.full((S, U), -1, np.int64)
   np.maximum.at(top, (stage, sub), layout.t_max(b))
   partner = _partners(pos, farkle, stage, sub, slot, dummy)
-  guess = _cells(shape, dummy, at, _first_guesses(layout, (b, d, f, e),
+  guess = _cells(shape, dummy, at, first_guesses(layout, (b, d, f, e),
                                                   slopes))
   states = np.bincount(stage, (layout.t_max(b) + 1) * layout.own_states(f),
                        S)
@@ -147,7 +147,7 @@ def _cells(shape, fill, at, values) -> np.ndarray:
   return out
 
 
-def _first_guesses(layout: StateLayout, fields, slopes: bool) -> np.ndarray:
+def first_guesses(layout: StateLayout, fields, slopes: bool) -> np.ndarray:
   """Where a run's first sweep reads its penalty farkles from.
 
   A penalty farkle reads a key (d, b', e, 0) of a lower sum, solved later
@@ -277,7 +277,7 @@ def _evaluate_stage(s, vector, stages: StageTables, roll: bellman.RollArrays,
 def _farkle_reads(s, vector, stages: StageTables, plan: StagePlan, fresh
                   ) -> jax.Array:
   """[U, G] the start values the keys of stage s farkle into; on a run's
-  first sweep the penalty reads come from `_first_guesses` (not with the
+  first sweep the penalty reads come from `first_guesses` (not with the
   Newton step, whose correction takes every penalty read to be the vector
   the sweep started from)."""
   read = vector[stages.farkle[s]]
@@ -325,7 +325,7 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
   current farkle values, solve the pairs, repeat) until its values settle;
   on a run's first sweep (`fresh`) they start from the key (b, d + 1) that
   an earlier stage has just solved; with a penalty, it reads the penalty
-  farkles from solved keys (`_first_guesses`). With a penalty and
+  farkles from solved keys (`first_guesses`). With a penalty and
   plan.newton the stages also record how each turn ends, and the sweep
   ends with the Newton correction of its penalty reads (`solver.newton`).
 

@@ -62,7 +62,7 @@ def xla_bytes(tables: WaveTables, plan: WavePlan, dtype) -> float:
   columns = _Columns(shape((plan.layout.padded_size,), jnp.dtype(dtype)),
                      shape((2, rows, W), jnp.dtype(dtype)),
                      shape((2, rows, Ws), SLOPE_DTYPE),
-                     shape((W,), jnp.int32))
+                     shape((W,), jnp.int32), shape((), jnp.bool_))
   index = shape((), jnp.int32)
   plain = lambda x: x
 

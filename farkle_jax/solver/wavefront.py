@@ -56,7 +56,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE, StateLayout, turn_row
-from farkle_jax.solver import bellman, wave_kernel
+from farkle_jax.solver import bellman, ordered, wave_kernel
 from farkle_jax.solver.wave_row import (
     SLOPE_DTYPE, TILE, column_bytes, option_table, row_step)
 from farkle_jax.solver.wave_schedule import (
@@ -91,6 +91,9 @@ class WaveTables(NamedTuple):
   t_max: jax.Array       # [K + 1] int32 highest non-terminal row of the key
   position: jax.Array    # [K + 1] int32 padded-vector position (pad: sink)
   farkle: jax.Array      # [K + 1] int32 padded position of the farkle target
+  guess: jax.Array       # [K + 1] int32 where a run's first sweep reads a
+                         #   penalty farkle instead (ordered.first_guesses;
+                         #   the sink: it reads the target)
   bank_base: jax.Array   # [K + 1] int32 padded bank position at t = 0
   group_keys: jax.Array  # [N, G] int32 keys finishing at each step (pad: K)
   group_cols: jax.Array  # [N, G] int32 their columns in that step's segment
@@ -207,6 +210,9 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
       t_max=padded(layout.t_max(fields[0]), -1),
       position=padded(layout.padded_index(*fields), sink),
       farkle=padded(layout.padded_index(*target), sink),
+      # Not for a target that finishes with the key: its group solves it.
+      guess=padded(np.where(sloped, sink, ordered.first_guesses(
+          layout, fields, False)), sink),
       bank_base=padded(layout.bank_base(fields), sink),
       group_keys=_int32(group_keys), group_cols=_int32(group_cols),
       partner=_int32(partner), farkle_prob=roll.farkle_prob)
@@ -265,6 +271,8 @@ class _Columns(NamedTuple):
                       #   segment m's in ring[m % 2], the other the last's
   tangent: jax.Array  # [2, R * 6, Ws] slopes of the first Ws columns
   pointer: jax.Array  # [W] int32 the current key's place in its column
+  fresh: jax.Array    # [] bool the vector holds initial values (a run's
+                      #   first sweep reads its penalty farkles' guesses)
 
 
 def _at(*index) -> tuple[jax.Array, ...]:
@@ -292,14 +300,16 @@ def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
   base = tables.bank_base[key]
   t_bank = jnp.clip(t, 0, layout.num_rows)
   # Where the farkle and the bank read the start values (-1: no bank).
-  reads = (tables.farkle[key],
+  guess = tables.guess[key]
+  reads = (jnp.where(c.fresh & (guess < layout.sink), guess,
+                     tables.farkle[key]),
            jnp.where(t >= layout.bank_floor_at(base, jnp),
                      layout.bank_position(base, t_bank, jnp), -1))
   ring, tangent = _write_row(c, tau, m, first, margin, reads, tables, plan,
                              sloped, split)
-  return _Columns(c.vector, ring, tangent,
-                  jax.lax.dynamic_update_slice_in_dim(c.pointer, pointer,
-                                                      first, 0))
+  return c._replace(ring=ring, tangent=tangent,
+                    pointer=jax.lax.dynamic_update_slice_in_dim(
+                        c.pointer, pointer, first, 0))
 
 
 def _write_row(c: _Columns, tau, m, first, margin, reads, tables: WaveTables,
@@ -411,7 +421,8 @@ def _segment(m, c: _Columns, tables: WaveTables, plan: WavePlan, split
 
 
 def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
-          mesh: Mesh | None = None) -> tuple[jax.Array, jax.Array]:
+          mesh: Mesh | None = None, fresh: jax.Array | bool = False
+          ) -> tuple[jax.Array, jax.Array]:
   """One wavefront sweep: every key's turn pass, `plan.span` steps.
 
   Args:
@@ -420,6 +431,9 @@ def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
     mesh: devices over which the columns are split (XLA places the
       exchanges: each step's finishing keys read their columns' new rows,
       and the rings move between segments).
+    fresh: [] bool, the vector holds initial values, not a previous
+      sweep's: the penalty farkles read keys solved earlier in the sweep
+      (`ordered.first_guesses`) where they are.
 
   Returns:
     The new vector and the largest change of any start value (absolute or
@@ -437,7 +451,8 @@ def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
                    split(jnp.zeros((2, rows, plan.width), vector.dtype)),
                    split(jnp.zeros((2, rows, plan.sloped_width),
                                    SLOPE_DTYPE)),
-                   split(jnp.zeros((plan.width,), jnp.int32)))
+                   split(jnp.zeros((plan.width,), jnp.int32)),
+                   jnp.asarray(fresh, jnp.bool_))
   out = jax.lax.fori_loop(
       0, tables.chunks.shape[0],
       lambda m, c: _segment(m, c, tables, plan, split), start)
