@@ -34,6 +34,22 @@ to solve here):
 
     python experiments/benchmark.py --config configs/facebook.py \
         --counts_only --sweeps=19 --methods=wavefront,ordered-accelerator
+
+`--target=h100` also compiles each method for an H100 without one
+(deviceless ahead-of-time compilation, `solver.compile_target`; it needs a
+Python with JAX's CUDA plugin, `bash experiments/deviceless_setup.sh`, and
+JAX_PLATFORMS=cpu) and adds per method `h100_compile_s`, `h100_fusions`
+(the GPU program's kernels), `h100_dependent_steps_per_sweep` and
+`h100_bytes_accessed_per_sweep` (XLA's cost analysis of the GPU program,
+loop bodies at their trip counts, plus the Pallas kernels' own bytes,
+`h100_kernel_bytes_per_sweep`, which XLA does not see):
+
+    PY=$(bash experiments/deviceless_setup.sh)
+    JAX_PLATFORMS=cpu $PY experiments/benchmark.py --config configs/facebook.py \
+        --counts_only --methods=wavefront-xla,wavefront-pallas --target=h100
+
+Compile times here are cold: the benchmark does not use the solver's
+persistent compilation cache (unless JAX_COMPILATION_CACHE_DIR says so).
 """
 
 from __future__ import annotations

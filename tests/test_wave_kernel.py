@@ -106,3 +106,27 @@ def test_the_kernel_setting_is_checked():
   assert methods.wave_kernel_for("pallas", 1) == "interpret"
   with pytest.raises(configuration.ConfigError, match="one device"):
     methods.wave_kernel_for("pallas", 4)
+
+
+def test_a_kernel_that_does_not_compile_falls_back_to_xla(monkeypatch,
+                                                          tmp_path, caplog):
+  """Where the fused kernel is chosen for the device (auto) and fails to
+  compile, the solve runs XLA's step and says so in one line."""
+  from farkle_jax.solver import driver, wave_kernel
+  from configs import tiny
+
+  def refuse(*args, **kwargs):
+    raise NotImplementedError("no Triton here\nsecond line")
+
+  monkeypatch.setattr(methods, "wave_kernel_for",
+                      lambda kernel, devices: "interpret"
+                      if kernel == "auto" else kernel)
+  monkeypatch.setattr(wave_kernel, "chunk_row", refuse)
+  config = tiny.get_config("minimal")
+  config.solver.method = "wavefront"
+  summary = driver.run(config, str(tmp_path))
+  assert summary["converged"] and summary["method"] == "wavefront"
+  said = [r.getMessage() for r in caplog.records
+          if "fused kernel did not compile" in r.getMessage()]
+  assert said == ["the fused kernel did not compile (no Triton here); the "
+                  "wavefront runs XLA's step"]

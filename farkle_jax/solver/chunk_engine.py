@@ -51,13 +51,31 @@ class ChunkEngine:
     t0 = time.time()
     method = methods.build(self.layout, self.roll, self.settings)
     t1 = time.time()
-    self.chunk = methods.compile_chunk(method, self.settings)
+    self.chunk = self._compile(method)
+    method = self.chunk.method
     logging.info("method %s built in %.1f s, compiled in %.1f s%s",
                  method.name, t1 - t0, time.time() - t1,
                  "" if jax.config.jax_enable_compilation_cache
                  and jax.config.jax_compilation_cache_dir
                  else " (compile cache off)")
     return self._plan_memory(self.chunk.memory_bytes())
+
+  def _compile(self, method: methods.Method) -> methods.CompiledChunk:
+    """The compiled chunk; where the fused kernel was chosen for the device
+    (kernel 'auto') and does not compile, XLA's step instead, said in one
+    warning line (the kernel has been compiled for an H100 without one,
+    not yet run on one)."""
+    try:
+      return methods.compile_chunk(method, self.settings)
+    except Exception as e:  # noqa: BLE001  (Triton's errors have no base)
+      if method.name != "wavefront" or self.settings.kernel != "auto":
+        raise
+      first = (str(e).splitlines() or [type(e).__name__])[0][:200]
+      logging.warning("the fused kernel did not compile (%s); the "
+                      "wavefront runs XLA's step", first)
+      xla = self.settings._replace(kernel="xla")
+      return methods.compile_chunk(
+          methods.build(self.layout, self.roll, xla), xla)
 
   def _plan_memory(self, compiled_bytes: int | None) -> int:
     s = self.settings
