@@ -146,7 +146,7 @@ def wavefront_bytes(layout: StateLayout, dtype: str = "float64",
   rings and temporaries (two rings live while they move between
   segments)."""
   size = BYTES[dtype]
-  columns = -(-wave_schedule.column_count(layout) // devices)
+  columns = -(-wave_schedule.ring_columns(layout, 128 * devices) // devices)
   rows = min(RING_ROWS, layout.num_rows + 1)
   per_column = (2 * rows * 6 * (size + 4) + TARGETS_PER_ROW * (size + 4)
                 + 256 * (size + 4) + 64)

@@ -18,6 +18,13 @@ import numpy as np
 
 from farkle_jax.game.layout import StateLayout
 
+# Chunks a step of the widest segment is cut into: each is a dependent loop
+# step (a few microseconds of loop control on a GPU); fewer chunks are
+# wider, and a segment's last chunk runs idle columns. Small games take
+# one chunk of at least MIN_CHUNK columns a step.
+CHUNKS = 8
+MIN_CHUNK = 2048
+
 
 class Segment(NamedTuple):
   """The columns of one segment of steps (NumPy here; `solver.wavefront`
@@ -45,12 +52,6 @@ def live_keys(start: np.ndarray, finish: np.ndarray) -> np.ndarray:
   np.add.at(live, start, 1)
   np.add.at(live, finish + 1, -1)
   return np.cumsum(live)[:-1]
-
-
-def column_count(layout: StateLayout) -> int:
-  """The most keys live at one step: the widest segment's columns."""
-  finish, start = finish_steps(layout)
-  return int(live_keys(start, finish).max())
 
 
 def cut_segments(live: np.ndarray, most: int, granule: int = 1,
@@ -204,3 +205,22 @@ def finishing_groups(finish: np.ndarray, farkle_key: np.ndarray,
     partner[s, :len(keys)] = local[farkle_key[keys]]
     local[keys] = -1
   return group_keys, group_cols, partner
+
+
+def chunk_columns(live: np.ndarray, granule: int) -> int:
+  """C: columns per loop iteration, a multiple of `granule`, such that the
+  step with the most live keys takes about CHUNKS iterations (at most
+  one for a game of up to MIN_CHUNK live keys)."""
+  most = int(live.max())   # keys needing slopes and the others, each
+  per = max(-(-most // CHUNKS), min(MIN_CHUNK, 2 * most))   # up to most
+  return max(granule, -(-per // granule) * granule)
+
+
+def ring_columns(layout: StateLayout, granule: int) -> int:
+  """The most columns the wavefront's rings can have: the most keys live
+  at once in whole chunks, and a chunk more where those that keep slopes
+  and the others each round up."""
+  finish, start = finish_steps(layout)
+  live = live_keys(start, finish)
+  chunk = chunk_columns(live, granule)
+  return (-(-int(live.max()) // chunk) + 1) * chunk

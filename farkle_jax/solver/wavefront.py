@@ -60,16 +60,10 @@ from farkle_jax.solver import bellman, ordered, wave_kernel
 from farkle_jax.solver.wave_row import (
     SLOPE_DTYPE, TILE, column_bytes, option_table, row_step)
 from farkle_jax.solver.wave_schedule import (
-    cut_segments, doubling_rounds, finish_steps, finishing_groups, live_keys,
-    segment_columns)
+    CHUNKS, chunk_columns, cut_segments, doubling_rounds, finish_steps,
+    finishing_groups, live_keys, segment_columns)
 
 SEGMENTS = 16         # most segments a sweep's steps are cut into
-# Chunks a step of the widest segment is cut into: each is a dependent loop
-# step (a few microseconds of loop control on a GPU); fewer chunks are
-# wider, and a segment's last chunk runs idle columns. Small games take
-# one chunk of at least MIN_CHUNK columns a step.
-CHUNKS = 8
-MIN_CHUNK = 2048
 
 
 class WaveTables(NamedTuple):
@@ -134,15 +128,6 @@ def ring_rows(roll: bellman.RollArrays) -> int:
   """Rows a column keeps: the largest gain of one roll, in units, plus one."""
   most = max(int(np.asarray(g.rows).max()) for g in roll.groups)
   return turn_row(most, roll.dice_states) + 1
-
-
-def chunk_columns(live: np.ndarray, granule: int) -> int:
-  """C: columns per loop iteration, a multiple of `granule`, such that the
-  step with the most live keys takes about CHUNKS iterations (at most
-  one for a game of up to MIN_CHUNK live keys)."""
-  most = int(live.max())   # keys needing slopes and the others, each
-  per = max(-(-most // CHUNKS), min(MIN_CHUNK, 2 * most))   # up to most
-  return max(granule, -(-per // granule) * granule)
 
 
 def _int32(x) -> jax.Array:
