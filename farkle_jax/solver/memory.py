@@ -130,7 +130,8 @@ def ordered_bytes(layout: StateLayout, dtype: str = "float64",
 
 # The wavefront's per-column arrays: a ring of the last rows a roll can
 # reach (at most RING_ROWS, 81 for facebook) for values and float32 slopes,
-# twice while rings move between segments, and the temporaries of a step:
+# two of them (each segment writes one from the other), and the
+# temporaries of a step (a chunk's, bounded by the whole width's):
 # the distinct targets it reads (102 per row for facebook) and the score
 # sets' best options (228). The compiled footprint of configs/default.py is
 # 0.31 GB against an estimate of 0.42 GB.
@@ -143,8 +144,7 @@ def wavefront_bytes(layout: StateLayout, dtype: str = "float64",
                     devices: int = 1) -> int:
   """Peak bytes on each device of a wavefront sweep: the padded start
   vector, the per-key and per-step tables, and its share of the columns'
-  rings and temporaries (two rings live while they move between
-  segments)."""
+  two rings and temporaries."""
   size = BYTES[dtype]
   columns = -(-wave_schedule.ring_columns(layout, 128 * devices) // devices)
   rows = min(RING_ROWS, layout.num_rows + 1)

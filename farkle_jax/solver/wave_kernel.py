@@ -46,7 +46,7 @@ def _kernel(where_ref, rows_ref, gains_ref, index_ref, weight_ref, prob_ref,
             margin_ref, vector_ref, farkle_ref, bank_ref, ring_ref,
             tangent_ref, ring_out, tangent_out, *, sets: int, options: int,
             sloped: bool):
-  """One tile of T columns (`_chunk_row`'s arguments, as refs)."""
+  """One tile of T columns (`chunk_row`'s arguments, as refs)."""
   # ring_out and tangent_out are ring_ref and tangent_ref (aliased): the
   # rows written are not rows read at this step.
   i = pl.program_id(0)
