@@ -20,9 +20,11 @@ from farkle_jax.game.layout import StateLayout
 
 # Chunks a step of the widest segment is cut into: each is a dependent loop
 # step (a few microseconds of loop control on a GPU); fewer chunks are
-# wider, and a segment's last chunk runs idle columns. Small games take
-# one chunk of at least MIN_CHUNK columns a step.
-CHUNKS = 8
+# wider, and a segment's last chunk runs idle columns. For facebook, 4
+# gives the least projected time (48 ms a sweep, against 50-77 ms for 3,
+# 6, 8, 12 or 16 and 62 ms for 1: BENCHMARKS.md). Small games take one
+# chunk of at least MIN_CHUNK columns a step.
+CHUNKS = 4
 MIN_CHUNK = 2048
 
 
