@@ -189,7 +189,7 @@ def test_far_fewer_dependent_steps_than_the_ordered_method():
   ordered_steps = np.maximum(np.maximum(top + 1, 1).sum(axis=1), 1).sum()
   # Wave steps, each cut into at most a few chunk iterations.
   assert plan.span * 20 < ordered_steps
-  assert plan.span <= plan.steps <= plan.span * wavefront.CHUNKS
+  assert plan.span <= plan.steps <= plan.span * wave_schedule.CHUNKS
   assert plan.steps * 4 < ordered_steps
 
 

@@ -28,7 +28,6 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 
 from farkle_jax.game.layout import N_DICE
-from farkle_jax.solver.wave_row import OptionTable
 
 T = 128     # columns of one program (a power of two)
 

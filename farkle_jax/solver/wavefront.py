@@ -60,7 +60,7 @@ from farkle_jax.solver import bellman, ordered, wave_kernel
 from farkle_jax.solver.wave_row import (
     SLOPE_DTYPE, TILE, column_bytes, option_table, row_step)
 from farkle_jax.solver.wave_schedule import (
-    CHUNKS, chunk_columns, cut_segments, doubling_rounds, finish_steps,
+    chunk_columns, cut_segments, doubling_rounds, finish_steps,
     finishing_groups, live_keys, segment_columns)
 
 SEGMENTS = 16         # most segments a sweep's steps are cut into
@@ -268,9 +268,8 @@ def _at(*index) -> tuple[jax.Array, ...]:
 def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
                 sloped: bool, split) -> _Columns:
   """Row `tau` of the C columns of chunk j of segment m."""
-  layout, rows, row, C = plan.layout, plan.ring_rows, plan.row, plan.chunk
+  layout, C = plan.layout, plan.chunk
   first = j * C
-  cols = first + jnp.arange(C)
   pointer = split(jax.lax.dynamic_slice_in_dim(c.pointer, first, C))
   depth = tables.depth[m]
   # The chunk's columns' keys, sliced first: a gather is charged its source.
