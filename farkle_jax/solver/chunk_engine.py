@@ -20,7 +20,8 @@ from absl import logging
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.rules import Rules
-from farkle_jax.solver import checkpointing, integrity, memory, methods
+from farkle_jax.solver import (checkpointing, compile_cache, integrity, memory,
+                               methods)
 from farkle_jax.solver import results
 from farkle_jax.solver.configuration import Settings
 from farkle_jax.solver.engine import Chunk, Progress, fingerprint
@@ -55,9 +56,7 @@ class ChunkEngine:
     method = self.chunk.method
     logging.info("method %s built in %.1f s, compiled in %.1f s%s",
                  method.name, t1 - t0, time.time() - t1,
-                 "" if jax.config.jax_enable_compilation_cache
-                 and jax.config.jax_compilation_cache_dir
-                 else " (compile cache off)")
+                 "" if compile_cache.active() else " (compile cache off)")
     return self._plan_memory(self.chunk.memory_bytes())
 
   def _compile(self, method: methods.Method) -> methods.CompiledChunk:

@@ -66,6 +66,12 @@ def use(setting: str) -> str | None:
   return folder
 
 
+def active() -> bool:
+  """Whether compiled programs go to (and come from) a cache directory."""
+  return bool(jax.config.jax_enable_compilation_cache
+              and jax.config.jax_compilation_cache_dir)
+
+
 def _point(folder: str | None) -> None:
   if folder == jax.config.jax_compilation_cache_dir and (
       jax.config.jax_enable_compilation_cache == (folder is not None)):

@@ -40,9 +40,7 @@ def sweep_bytes(plan: WavePlan, dtype) -> SweepBytes:
   read, write = column_bytes(plan.row, size, False)
   extra_read, extra_write = (a - b for a, b in zip(
       column_bytes(plan.row, size), (read, write)))
-  ring = plan.ring_rows * N_DICE
-  moved = sum(ring * (w * size + ws * slope) + w * INDEX_BYTES
-              for w, ws in zip(plan.widths, plan.sloped))
+  moved = _ring_bytes(plan, size, slope) + _carry_bytes(plan)
   keys = plan.layout.num_keys
   finishing = keys * (3 * size + slope + 5 * INDEX_BYTES)
   rows = plan.layout.num_states // N_DICE
@@ -104,8 +102,19 @@ def kernel_bytes(plan: WavePlan, dtype) -> int:
   lengths = np.diff(plan.bounds)
   per_column = (plan.row.num_targets + N_DICE) * size
   per_sloped = (plan.row.num_targets + N_DICE) * slope
-  ring = plan.ring_rows * N_DICE
   return int(np.dot(lengths, plan.widths) * per_column
              + np.dot(lengths, plan.sloped) * per_sloped
-             + sum(2 * ring * (w * size + ws * slope) + w * INDEX_BYTES
-                   for w, ws in zip(plan.widths, plan.sloped)))
+             + 2 * _ring_bytes(plan, size, slope) + _carry_bytes(plan))
+
+
+def _ring_bytes(plan: WavePlan, size: int, slope: int) -> int:
+  """Bytes of the rings of every segment's columns (values, and slopes of
+  the sloped ones): what one sweep's moves read, and again write."""
+  ring = plan.ring_rows * N_DICE
+  return sum(ring * (w * size + ws * slope)
+             for w, ws in zip(plan.widths, plan.sloped))
+
+
+def _carry_bytes(plan: WavePlan) -> int:
+  """Bytes of the carry tables the moves read."""
+  return sum(plan.widths) * INDEX_BYTES
