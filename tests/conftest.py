@@ -121,3 +121,56 @@ def unsettled_game(tmp_path_factory):
   workdir = solved_once(tmp_path_factory, "unsettled", config)
   return (config, results.read_summary(workdir),
           np.load(f"{workdir}/start_values.npy"))
+
+
+class CommandLines:
+  """Command lines of the entry points run by `tests/cli_worker.py`, one
+  worker per module kept while this object lives: a `python -m` of its own
+  would cost each a JAX start-up (1-2 s). With `fork` (the default) each
+  line runs in a child forked from the worker as `python -m` runs it;
+  without, in the worker itself (see cli_worker). Tests of what only a
+  whole process shows (signals, the peak memory) start their own."""
+
+  def __init__(self, fork: bool = True):
+    self._workers = {}
+    self._fork = fork
+
+  def __call__(self, module: str, *args: str, timeout: float = 300
+               ):
+    import json
+    import select
+    import subprocess
+    worker = self._workers.get(module)
+    if worker is None or worker.poll() is not None:
+      worker = self._workers[module] = subprocess.Popen(
+          [sys.executable, os.path.join(ROOT, "tests", "cli_worker.py"),
+           module, *(["--fork"] if self._fork else [])], cwd=ROOT,
+          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+          env=dict(os.environ))
+    worker.stdin.write(json.dumps(list(args)) + "\n")
+    worker.stdin.flush()
+    if not select.select([worker.stdout], [], [], timeout)[0]:
+      worker.kill()
+      raise subprocess.TimeoutExpired([module, *args], timeout)
+    line = worker.stdout.readline()
+    assert line, f"the command-line worker of {module} died"
+    out = json.loads(line)
+    return subprocess.CompletedProcess([module, *args], out["code"],
+                                       out["stdout"], out["stderr"])
+
+  def close(self):
+    for worker in self._workers.values():
+      worker.stdin.close()
+      worker.wait(timeout=60)
+    self._workers.clear()
+
+
+# `COMMANDS(module, *args)`: a CompletedProcess, as `python -m module args`
+# would give (see CommandLines); one for the session of each process.
+COMMANDS = CommandLines()
+
+
+@pytest.fixture(scope="session")
+def command_lines():
+  yield COMMANDS
+  COMMANDS.close()

@@ -3,20 +3,16 @@ alone, JSON, and illegal input refused in one line."""
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT
-
-ENV = dict(os.environ)
+from conftest import COMMANDS, ROOT
 
 
 def _advise(*args):
-  return subprocess.run([sys.executable, "-m", "farkle_jax.apps.advise", *args],
-                        cwd=ROOT, env=ENV, capture_output=True, text=True,
-                        timeout=300)
+  """`python -m farkle_jax.apps.advise args`, forked from a worker
+  (conftest.CommandLines)."""
+  return COMMANDS("farkle_jax.apps.advise", *args)
 
 
 def test_worked_example_from_the_shipped_values():

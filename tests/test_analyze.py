@@ -7,13 +7,12 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import COMMANDS, ROOT
 
 
 def _cli(*args):
-  return subprocess.run([sys.executable, "-m", "farkle_jax.apps.analyze", *args],
-                        cwd=ROOT, capture_output=True, text=True,
-                        env=dict(os.environ))
+  """`python -m farkle_jax.apps.analyze args`, forked from a worker (conftest)."""
+  return COMMANDS("farkle_jax.apps.analyze", *args)
 
 
 def test_cli_maxscore_and_evaluate(tiny_runs):

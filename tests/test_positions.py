@@ -11,16 +11,13 @@ plain scorer of tests/reference.py, a turn from t = 0 with six dice.
 import functools
 import itertools
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from starlette.testclient import TestClient
 
 import reference
-from conftest import ROOT, solved_once
+from conftest import CommandLines, solved_once
 from farkle_jax.apps import explorer
 from farkle_jax.solver import configuration
 from farkle_jax.strategy import match, positions
@@ -63,33 +60,19 @@ def clients(games):
           for k, g in games.items()}
 
 
-class _Worker:
-  """A `tests/cli_worker.py` process of one entry point."""
-
-  def __init__(self, module: str):
-    self.proc = subprocess.Popen(
-        [sys.executable, os.path.join(ROOT, "tests", "cli_worker.py"),
-         module], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        text=True, env=dict(os.environ))
-
-  def __call__(self, *args: str) -> dict:
-    self.proc.stdin.write(json.dumps(list(args)) + "\n")
-    self.proc.stdin.flush()
-    line = self.proc.stdout.readline()
-    assert line, "the command-line worker died"
-    return json.loads(line)
-
-  def close(self):
-    self.proc.stdin.close()
-    self.proc.wait(timeout=60)
-
-
 @pytest.fixture(scope="module")
 def commands():
-  workers = {m: _Worker(f"farkle_jax.apps.{m}") for m in ("advise", "table")}
-  yield workers
-  for w in workers.values():
-    w.close()
+  """advise and table, each line in one worker process (no config flag: a
+  line leaves nothing for the next but what it compiled)."""
+  lines = CommandLines(fork=False)
+  yield {m: (lambda *args, m=m: _as_dict(lines(f"farkle_jax.apps.{m}",
+                                                *args)))
+         for m in ("advise", "table")}
+  lines.close()
+
+
+def _as_dict(out) -> dict:
+  return {"code": out.returncode, "stdout": out.stdout, "stderr": out.stderr}
 
 
 # The oracle: the plain scorer's ways to set dice aside, and the turn
