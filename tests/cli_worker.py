@@ -3,6 +3,7 @@ that send hundreds of them: each `python -m` would cost a JAX start-up).
 
     python tests/cli_worker.py farkle_jax.apps.advise           # in-process
     python tests/cli_worker.py farkle_jax.main --fork           # a child each
+    python tests/cli_worker.py experiments/benchmark.py --fork  # a script
 
 Reads one JSON list of arguments a line and writes one JSON line:
 {"code": exit code, "stdout": ..., "stderr": ...}.
@@ -55,7 +56,11 @@ def _forked(name: str, args: list) -> dict:
         os.dup2(out.fileno(), 1)
         os.dup2(err.fileno(), 2)
         sys.argv = [name, *args]
-        runpy.run_module(name, run_name="__main__", alter_sys=True)
+        if name.endswith(".py"):   # a script: python path/to/script.py
+          sys.path.insert(0, os.path.dirname(os.path.abspath(name)))
+          runpy.run_path(name, run_name="__main__")
+        else:
+          runpy.run_module(name, run_name="__main__", alter_sys=True)
       except SystemExit as e:
         code = e.code if isinstance(e.code, int) else int(e.code is not None)
       except BaseException:  # noqa: BLE001  (as the interpreter would)
@@ -77,7 +82,8 @@ def main() -> None:
   name, fork = sys.argv[1], "--fork" in sys.argv[2:]
   if fork:   # what every entry point imports, so that a child starts fast
     for heavy in ("jax.numpy", "numpy", "orbax.checkpoint", "ml_collections",
-                  "farkle_jax.solver.driver", "farkle_jax.strategy.solved_game"):
+                  "farkle_jax.solver.driver",
+                  "farkle_jax.strategy.solved_game"):
       importlib.import_module(heavy)
   else:
     importlib.import_module(name)

@@ -11,7 +11,8 @@ from conftest import COMMANDS, ROOT
 
 
 def _cli(*args):
-  """`python -m farkle_jax.apps.analyze args`, forked from a worker (conftest)."""
+  """`python -m farkle_jax.apps.analyze args`, forked from a worker
+  (conftest.CommandLines)."""
   return COMMANDS("farkle_jax.apps.analyze", *args)
 
 

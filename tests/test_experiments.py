@@ -2,13 +2,12 @@
 
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import COMMANDS, ROOT
 from farkle_jax.solver import bellman, driver, queries, results
 from configs import tiny
 
@@ -18,6 +17,12 @@ import goal_preference  # noqa: E402
 import iterations  # noqa: E402
 import score_floor  # noqa: E402
 import where_to_roll  # noqa: E402
+
+
+def _script(path: str, *args: str):
+  """`python path args` from the repository root, forked from a worker
+  (conftest.CommandLines)."""
+  return COMMANDS(path, *args)
 
 
 def test_corner_max():
@@ -157,22 +162,17 @@ def test_iterations_rows_from_a_traced_solve(tiny_runs):
 
 
 def test_where_to_roll_script_writes_its_outputs(tmp_path):
-  out = subprocess.run(
-      [sys.executable, "experiments/where_to_roll.py", "--config",
-       "configs/tiny.py:minimal", "--workdir", str(tmp_path)], cwd=ROOT,
-      capture_output=True, text=True,
-      env=dict(os.environ))
+  out = _script("experiments/where_to_roll.py", "--config",
+                "configs/tiny.py:minimal", "--workdir", str(tmp_path))
   assert out.returncode == 0, out.stderr[-2000:]
   for name in ("where_to_roll.csv", "where_to_roll.png", "where_to_roll.md"):
     assert os.path.getsize(tmp_path / name) > 0
 
 
 def test_sweep_cost_script_times_both_variants_and_the_parts():
-  out = subprocess.run(
-      [sys.executable, "experiments/sweep_cost.py", "--config",
-       "configs/tiny.py:facebook", "--config.rules.goal=600", "--sweeps=1",
-       "--parts"],
-      cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
+  out = _script("experiments/sweep_cost.py", "--config",
+                "configs/tiny.py:facebook", "--config.rules.goal=600",
+                "--sweeps=1", "--parts")
   assert out.returncode == 0, out.stderr[-2000:]
   lines = out.stdout.splitlines()
   assert "goal=600" in lines[0]
@@ -186,15 +186,13 @@ def test_sweep_cost_script_times_both_variants_and_the_parts():
 
 
 def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
-  out = subprocess.run(
-      [sys.executable, "experiments/benchmark.py", "--config",
-       "configs/tiny.py:facebook", "--max_sweeps=100",
-       "--methods=wavefront,ordered-plain,ordered-newton,value_iteration",
-       "--json", str(tmp_path / "b.json"),
-       "--config.rules.goal=600", "--config.rules.floor=-250",
-       "--config.solver.tol=1e-12"], cwd=ROOT,
-      capture_output=True, text=True,
-      env=dict(os.environ))
+  out = _script("experiments/benchmark.py", "--config",
+                "configs/tiny.py:facebook", "--max_sweeps=100",
+                "--methods=wavefront,ordered-plain,ordered-newton,"
+                "value_iteration",
+                "--json", str(tmp_path / "b.json"),
+                "--config.rules.goal=600", "--config.rules.floor=-250",
+                "--config.solver.tol=1e-12")
   assert out.returncode == 0, out.stderr[-2000:]
   lines = out.stdout.splitlines()
   assert "configs/tiny.py:facebook" in lines[0]
@@ -236,13 +234,11 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
 
 
 def test_benchmark_counts_without_solving(tmp_path):
-  out = subprocess.run(
-      [sys.executable, "experiments/benchmark.py", "--config",
-       "configs/tiny.py:facebook", "--counts_only", "--sweeps=7",
-       "--methods=wavefront,ordered-accelerator",
-       "--json", str(tmp_path / "p.json"), "--config.rules.goal=600",
-       "--config.rules.floor=-250"], cwd=ROOT, capture_output=True,
-      text=True, env=dict(os.environ))
+  out = _script("experiments/benchmark.py", "--config",
+                "configs/tiny.py:facebook", "--counts_only", "--sweeps=7",
+                "--methods=wavefront,ordered-accelerator",
+                "--json", str(tmp_path / "p.json"), "--config.rules.goal=600",
+                "--config.rules.floor=-250")
   assert out.returncode == 0, out.stderr[-2000:]
   assert "no solve: 7 sweeps assumed" in out.stdout
   by = {m["method"]: m for m in json.loads((tmp_path / "p.json").read_text())
@@ -261,11 +257,9 @@ def test_benchmark_counts_without_solving(tmp_path):
 
 
 def test_strategy_report_script_writes_its_outputs(tmp_path):
-  out = subprocess.run(
-      [sys.executable, "experiments/strategy_report.py", "--config",
-       "configs/tiny.py:minimal", "--workdir", str(tmp_path), "--games=2000",
-       "--nosearch", "--bank_at=300"], cwd=ROOT, capture_output=True,
-      text=True, env=dict(os.environ))
+  out = _script("experiments/strategy_report.py", "--config",
+                "configs/tiny.py:minimal", "--workdir", str(tmp_path),
+                "--games=2000", "--nosearch", "--bank_at=300")
   assert out.returncode == 0, out.stderr[-2000:]
   md = (tmp_path / "analysis" / "strategy_report.md").read_text()
   assert "## Memorized table" in md and "| bank:300 |" in md
@@ -280,10 +274,9 @@ def test_strategy_report_script_writes_its_outputs(tmp_path):
 
 def test_advice_latency_script_times_the_api_and_http(tmp_path, tiny_runs):
   workdir = tiny_runs("facebook")[3]
-  out = subprocess.run(
-      [sys.executable, "experiments/advice_latency.py", "--workdir", workdir,
-       "--requests=20", "--warmup=5", "--json", str(tmp_path / "l.json")],
-      cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
+  out = _script("experiments/advice_latency.py", "--workdir", workdir,
+                "--requests=20", "--warmup=5", "--json",
+                str(tmp_path / "l.json"))
   assert out.returncode == 0, out.stderr[-2000:]
   got = json.load(open(tmp_path / "l.json"))
   for name in ("api", "http"):
@@ -293,11 +286,9 @@ def test_advice_latency_script_times_the_api_and_http(tmp_path, tiny_runs):
 
 def test_advice_load_script_reports_p99_and_no_errors(tmp_path, tiny_runs):
   workdir = tiny_runs("facebook")[3]
-  out = subprocess.run(
-      [sys.executable, "experiments/advice_load.py", "--workdir", workdir,
-       "--clients=3", "--requests=30", "--warmup=3",
-       "--json", str(tmp_path / "l.json")],
-      cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
+  out = _script("experiments/advice_load.py", "--workdir", workdir,
+                "--clients=3", "--requests=30", "--warmup=3",
+                "--json", str(tmp_path / "l.json"))
   assert out.returncode == 0, out.stderr[-2000:]
   got = json.load(open(tmp_path / "l.json"))
   assert (got["players"], got["clients"], got["requests"]) == (2, 3, 30)
@@ -329,11 +320,9 @@ def test_players_script_solves_a_run_it_does_not_find(tmp_path):
   """An empty --workdir: the run is solved (not refused), and its row holds
   the first player's win of the plain reference."""
   import reference
-  out = subprocess.run(
-      [sys.executable, "experiments/players.py", "--workdir",
-       str(tmp_path / "runs"), "--out", str(tmp_path / "out"),
-       "--runs=minimal_2p_2000"], cwd=ROOT, capture_output=True, text=True,
-      env=dict(os.environ))
+  out = _script("experiments/players.py", "--workdir",
+                str(tmp_path / "runs"), "--out", str(tmp_path / "out"),
+                "--runs=minimal_2p_2000")
   assert out.returncode == 0, out.stderr[-2000:]
   row = json.loads((tmp_path / "out" / "players.json").read_text())[
       "runs"]["minimal_2p_2000"]
@@ -350,9 +339,8 @@ def test_dice_worth_script_refuses_bad_flags_in_one_line(tmp_path):
                                          "to 6, got 7"),
                      (["--config", "configs/facebook.py"],
                       "--config: two players, no farkle penalty")):
-    out = subprocess.run(
-        [sys.executable, "experiments/dice_worth.py", "--workdir",
-         str(tmp_path), *flag], cwd=ROOT, capture_output=True, text=True)
+    out = _script("experiments/dice_worth.py", "--workdir",
+                  str(tmp_path), *flag)
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert says in out.stderr
   assert not any(tmp_path.iterdir())      # refused before any solve
