@@ -4,11 +4,9 @@ scripts that compare them run."""
 import importlib
 import json
 import os
-import subprocess
-import sys
 
 
-from conftest import ROOT
+from conftest import COMMANDS
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game import scoring
 from farkle_jax.solver import configuration
@@ -72,9 +70,9 @@ def test_every_sheet_is_valid_and_names_itself():
     assert f"configs/{name}.py" in doc
 
 
-def _script(*args):
-  return subprocess.run([sys.executable, *args], cwd=ROOT,
-                        capture_output=True, text=True, env=dict(os.environ))
+def _script(path, *args):
+  """`python path args`, forked from a worker (conftest.CommandLines)."""
+  return COMMANDS(path, *args)
 
 
 def test_rule_sheets_script(tmp_path):

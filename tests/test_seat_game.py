@@ -3,13 +3,11 @@ solved values and the rules, and the command-line tools take every
 player's score."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import COMMANDS
 from farkle_jax.strategy import seat_game
 from farkle_jax.strategy.solved_game import PositionError
 
@@ -58,8 +56,9 @@ def test_bad_positions_are_refused(solved, scores, says):
 
 
 def _run(module, *args):
-  return subprocess.run([sys.executable, "-m", f"farkle_jax.apps.{module}", *args],
-                        cwd=ROOT, capture_output=True, text=True)
+  """`python -m farkle_jax.apps.<module> args`, forked from a worker
+  (conftest.CommandLines)."""
+  return COMMANDS(f"farkle_jax.apps.{module}", *args)
 
 
 def test_table_and_advise_take_every_score(solved):

@@ -8,7 +8,7 @@ import sys
 import time
 import urllib.request
 
-from conftest import ROOT
+from conftest import COMMANDS, ROOT
 
 ENV = dict(os.environ)
 
@@ -50,9 +50,10 @@ def test_binds_to_localhost_by_default():
 
 
 def _serve(*args):
-  return subprocess.run([sys.executable, "-m", "farkle_jax.apps.serve", *args],
-                        cwd=ROOT, env=ENV, capture_output=True, text=True,
-                        timeout=120)
+  """`python -m farkle_jax.apps.serve args`, forked from a worker
+  (conftest.CommandLines); the server that starts runs in a process of
+  its own."""
+  return COMMANDS("farkle_jax.apps.serve", *args, timeout=120)
 
 
 def test_bad_command_lines_fail_in_one_line():
