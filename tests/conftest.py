@@ -62,8 +62,23 @@ def compilation_cache(tmp_path_factory):
     jax.config.update(name.lower(), kind(os.environ[name]))
   # The plain reference's solves, likewise shared by the workers.
   os.environ.setdefault("REFERENCE_RESULTS",
-                        str(_run_root(tmp_path_factory) / "reference"))
+                        _reference_folder(tmp_path_factory))
   yield
+
+
+def _reference_folder(tmp_path_factory) -> str:
+  """Where the plain reference's solves are kept. They depend on nothing
+  but tests/reference.py (no package code), so they are kept across runs
+  under the user's cache, in a folder named for that file's contents: an
+  edited reference solves again. FARKLE_JAX_TEST_CACHE=off keeps them for
+  this run only."""
+  import hashlib
+  if os.environ.get("FARKLE_JAX_TEST_CACHE") == "off":
+    return str(_run_root(tmp_path_factory) / "reference")
+  with open(os.path.join(ROOT, "tests", "reference.py"), "rb") as f:
+    version = hashlib.sha256(f.read()).hexdigest()[:16]
+  cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+  return os.path.join(cache, "farkle_jax", "test-reference", version)
 
 
 @pytest.fixture(scope="session")

@@ -51,9 +51,10 @@ def _kept(solver):
 
 
 def _shared(solver, *args, **kwargs):
-  """`solver(*args, **kwargs)`, solved once for all the processes of a test
-  run where REFERENCE_RESULTS names a folder (the first to ask solves, under
-  a lock; the others read its result)."""
+  """`solver(*args, **kwargs)`, solved once for all the processes that
+  name the same folder in REFERENCE_RESULTS (the first to ask solves, under
+  a lock; the others read its result; the suite keeps the folder across
+  runs, see conftest)."""
   folder = os.environ.get("REFERENCE_RESULTS")
   if not folder:
     return solver(*args, **kwargs)
@@ -63,9 +64,11 @@ def _shared(solver, *args, **kwargs):
   path = os.path.join(folder, name + ".pkl")
   with open(path + ".lock", "w") as lock:
     fcntl.flock(lock, fcntl.LOCK_EX)
-    if os.path.exists(path):
+    try:
       with open(path, "rb") as f:
         return pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError):
+      pass   # not solved yet, or a damaged file: solve (again)
     out = solver(*args, **kwargs)
     with open(path + ".tmp", "wb") as f:
       pickle.dump(out, f)
