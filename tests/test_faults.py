@@ -448,3 +448,29 @@ def test_the_echoes_of_a_failed_save_are_debug_lines_not_tracebacks(caplog):
   promise.set_result(None)   # its callback finds the loop closed
   late = [r for r in caplog.records if "loop closed" in r.getMessage()]
   assert late and late[0].levelno == logging.DEBUG
+
+
+def test_a_coroutine_of_orbax_never_awaited_is_a_debug_line(tmp_path):
+  """Python's warning of a coroutine never awaited (a failed save's write,
+  collected late) is a DEBUG line when the coroutine is Orbax's or
+  TensorStore's, and printed as ever when it is anyone else's."""
+  for name in ("orbax", "someone"):
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "writes.py").write_text(
+        f"async def {name}_write():\n  pass\n")
+  script = ("import gc, importlib\n"
+            "from farkle_jax.solver import checkpointing\n"
+            "checkpointing._orbax()\n"   # installs the hooks
+            "for name in ('orbax', 'someone'):\n"
+            "  module = importlib.import_module(name + '.writes')\n"
+            "  c = getattr(module, name + '_write')()\n"
+            "  del c\n"
+            "  gc.collect()\n")
+  out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                           [str(tmp_path), ROOT])))
+  assert out.returncode == 0, out.stderr
+  warned = [l for l in out.stderr.splitlines() if "never awaited" in l]
+  assert len(warned) == 1, out.stderr
+  assert "coroutine 'someone_write' was never awaited" in warned[0]

@@ -21,6 +21,7 @@ import shutil
 import sys
 import time
 import traceback
+import warnings
 from typing import Any, Callable, Mapping
 
 import jax
@@ -88,7 +89,9 @@ class Stragglers(logging.Filter):
   (an unraisable `RuntimeError: Event loop is closed`), and asyncio reports
   the futures nobody awaited any more ("Future exception was never
   retrieved", "Task was destroyed but it is pending!"), each with a
-  traceback, on stderr, at any moment up to the interpreter's exit. The
+  traceback, and Python warns of its coroutines never awaited ("coroutine
+  ... was never awaited"), on stderr, at any moment up to the
+  interpreter's exit. The
   failure itself has already reached the caller as a
   `CheckpointWriteError`: these are its echoes, so they are logged at DEBUG
   instead of printed. Anything else goes to the hooks that were there.
@@ -116,6 +119,14 @@ class Stragglers(logging.Filter):
                for name in ("orbax", "tensorstore"))
 
   @staticmethod
+  def orbax_coroutine(coroutine) -> bool:
+    """Whether a coroutine never awaited is Orbax's or TensorStore's."""
+    code = getattr(coroutine, "cr_code", None)
+    where = getattr(code, "co_filename", "")
+    return any(f"{os.sep}{name}{os.sep}" in where
+               for name in ("orbax", "tensorstore"))
+
+  @staticmethod
   def closed_loop(unraisable) -> bool:
     """Whether an unraisable exception is a callback, from outside Python
     (TensorStore's threads), that found its event loop closed."""
@@ -127,11 +138,13 @@ class Stragglers(logging.Filter):
 
   @classmethod
   def install(cls) -> None:
-    """Installs the filter on asyncio's logger and the unraisable hook,
-    once (again if something replaced the hook since)."""
+    """Installs the filter on asyncio's logger, the unraisable hook and
+    the hook of coroutines never awaited, once (again if something
+    replaced a hook since)."""
     asyncio_log = logging.getLogger("asyncio")
     if not any(isinstance(f, cls) for f in asyncio_log.filters):
       asyncio_log.addFilter(cls())
+    cls._install_unawaited()
     if getattr(sys.unraisablehook, "_quiets_stragglers", False):
       return
     previous = sys.unraisablehook
@@ -145,6 +158,24 @@ class Stragglers(logging.Filter):
 
     hook._quiets_stragglers = True
     sys.unraisablehook = hook
+
+  @classmethod
+  def _install_unawaited(cls) -> None:
+    # CPython looks this function up in `warnings` for each coroutine that
+    # is collected without having been awaited (Python/_warnings.c).
+    previous = getattr(warnings, "_warn_unawaited_coroutine", None)
+    if previous is None or getattr(previous, "_quiets_stragglers", False):
+      return
+
+    def unawaited(coroutine):
+      if cls.orbax_coroutine(coroutine):
+        absl_logging.debug("a write of a failed save was never awaited: %s",
+                           getattr(coroutine, "__qualname__", coroutine))
+      else:
+        previous(coroutine)
+
+    unawaited._quiets_stragglers = True
+    warnings._warn_unawaited_coroutine = unawaited
 
 
 def _manager(directory: str, keep: int):
