@@ -78,7 +78,30 @@ def _reference_folder(tmp_path_factory) -> str:
   with open(os.path.join(ROOT, "tests", "reference.py"), "rb") as f:
     version = hashlib.sha256(f.read()).hexdigest()[:16]
   cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-  return os.path.join(cache, "farkle_jax", "test-reference", version)
+  root = os.path.join(cache, "farkle_jax", "test-reference")
+  _keep_newest(root, version, KEPT_REFERENCES)
+  return os.path.join(root, version)
+
+
+KEPT_REFERENCES = 3   # versions of the reference's solves kept (25 MB each)
+
+
+def _keep_newest(root: str, version: str, keep: int) -> None:
+  """Removes all but the `keep` most recently used versions under `root`
+  (this one counted among them, and marked used now)."""
+  import shutil
+  import time
+  os.makedirs(os.path.join(root, version), exist_ok=True)
+  now = time.time()
+  os.utime(os.path.join(root, version), (now, now))
+  try:
+    others = sorted((e for e in os.scandir(root)
+                     if e.is_dir() and e.name != version),
+                    key=lambda e: e.stat().st_mtime, reverse=True)
+    for old in others[keep - 1:]:
+      shutil.rmtree(old.path, ignore_errors=True)
+  except OSError:
+    pass   # another run prunes at the same time: its choice stands
 
 
 @pytest.fixture(scope="session")
