@@ -173,8 +173,7 @@ class CommandLines:
     self._workers = {}
     self._fork = fork
 
-  def __call__(self, module: str, *args: str, timeout: float = 300
-               ):
+  def __call__(self, module: str, *args: str, timeout: float = 300):
     import json
     import select
     import subprocess
@@ -208,7 +207,7 @@ class CommandLines:
 COMMANDS = CommandLines()
 
 
-@pytest.fixture(scope="session")
-def command_lines():
-  yield COMMANDS
+@pytest.fixture(scope="session", autouse=True)
+def _close_command_lines():
+  yield
   COMMANDS.close()

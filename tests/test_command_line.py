@@ -53,9 +53,8 @@ def _one_line(out, code, *words):
     (("--workdir=/etc/hostname",), ("is a file",)),
     (("--bogus",), ("--bogus: no such flag",)),
 ])
-def test_main_usage_errors(tmp_path, command_lines, args, words):
-  out = command_lines("farkle_jax.main", *TINY, f"--workdir={tmp_path}/w",
-                      *args)
+def test_main_usage_errors(tmp_path, args, words):
+  out = _run("farkle_jax.main", *TINY, f"--workdir={tmp_path}/w", *args)
   _one_line(out, 2, *words)
   assert not os.path.exists(tmp_path / "w")
 
@@ -99,10 +98,10 @@ def test_not_converged_exits_1_and_readers_refuse(tmp_path):
     (("--b=25",), 2, ("b=25",)),
     (("--f=3",), 2, ("f=3",)),
 ])
-def test_table_usage_errors(tiny_runs, command_lines, args, code, words):
+def test_table_usage_errors(tiny_runs, args, code, words):
   workdir = tiny_runs("minimal")[3]
-  _one_line(command_lines("farkle_jax.apps.table", f"--workdir={workdir}",
-                          *args), code, *words)
+  _one_line(_run("farkle_jax.apps.table", f"--workdir={workdir}", *args), code,
+            *words)
 
 
 @pytest.mark.parametrize("damage, words", [
@@ -114,8 +113,7 @@ def test_table_usage_errors(tiny_runs, command_lines, args, code, words):
     ("missing_summary", ("unfinished solve",)),
     ("truncated_summary", ("summary.json is damaged",)),
 ])
-def test_table_on_a_broken_workdir(tiny_runs, tmp_path, command_lines,
-                                   damage, words):
+def test_table_on_a_broken_workdir(tiny_runs, tmp_path, damage, words):
   workdir = str(tmp_path / "w")
   if damage != "no_workdir":
     shutil.copytree(tiny_runs("minimal")[3], workdir)
@@ -131,8 +129,7 @@ def test_table_on_a_broken_workdir(tiny_runs, tmp_path, command_lines,
     if damage == f"truncated_{name.split('.')[0]}":
       data = open(path, "rb").read()
       open(path, "wb").write(data[:len(data) // 2])
-  _one_line(command_lines("farkle_jax.apps.table", f"--workdir={workdir}"),
-            1, *words)
+  _one_line(_run("farkle_jax.apps.table", f"--workdir={workdir}"), 1, *words)
 
 
 def _peak_rss_of(module, *args) -> tuple[subprocess.CompletedProcess, int]:
@@ -270,16 +267,16 @@ def test_every_kind_of_failure_has_its_exit_code():
                                  "0,0,0,0,0,10" + "0" * 15), 2,
      ("goforit D", "from 0 to the goal 1000")),
 ])
-def test_numbers_out_of_range_fail_at_once(tmp_path, command_lines, module,
-                                           args, code, words):
+def test_numbers_out_of_range_fail_at_once(tmp_path, module, args, code,
+                                           words):
   """Refused in one line before any compute (the memory estimate of a
   huge game included: closed form)."""
   command, config = (), ("--config", "configs/default.py")
   if module == "farkle_jax.apps.analyze":
     command, args = args[:1], args[1:]
     config = ("--config", "configs/tiny.py:minimal")
-  out = command_lines(module, *command, *config, *args,
-                      f"--workdir={tmp_path}/w")
+  out = _run(module, *command, *config, *args, f"--workdir={tmp_path}/w",
+             timeout=60)
   _one_line(out, code, *words)
   if code == 1 and "players=6" in " ".join(args):
     # no hint that would itself be refused
