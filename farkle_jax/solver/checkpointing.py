@@ -99,6 +99,7 @@ class Stragglers(logging.Filter):
 
   _ABANDONED = ("exception was never retrieved",
                 "Task was destroyed but it is pending")
+  _WRITERS = ("orbax", "tensorstore")   # the packages whose echoes these are
 
   def filter(self, record: logging.LogRecord) -> bool:
     if not self.abandoned(record):
@@ -116,15 +117,13 @@ class Stragglers(logging.Filter):
     if record.exc_info and record.exc_info[1] is not None:
       text += "".join(traceback.format_exception(record.exc_info[1]))
     return any(f"{os.sep}{name}{os.sep}" in text or f"{name}." in text
-               for name in ("orbax", "tensorstore"))
+               for name in cls._WRITERS)
 
-  @staticmethod
-  def orbax_coroutine(coroutine) -> bool:
+  @classmethod
+  def orbax_coroutine(cls, coroutine) -> bool:
     """Whether a coroutine never awaited is Orbax's or TensorStore's."""
-    code = getattr(coroutine, "cr_code", None)
-    where = getattr(code, "co_filename", "")
-    return any(f"{os.sep}{name}{os.sep}" in where
-               for name in ("orbax", "tensorstore"))
+    where = getattr(getattr(coroutine, "cr_code", None), "co_filename", "")
+    return any(f"{os.sep}{name}{os.sep}" in where for name in cls._WRITERS)
 
   @staticmethod
   def closed_loop(unraisable) -> bool:
