@@ -113,7 +113,8 @@ def _fori_trips(eqn, invals) -> jax.Array | None:
     return None
   carry = invals[nc + nb:]
   trips = jnp.asarray(carry[1], _STEP) - jnp.asarray(carry[0], _STEP)
-  return jnp.maximum(trips, 0)
+  # A loop batched by vmap (bounds of several lanes) runs its longest.
+  return jnp.maximum(trips, 0).max()
 
 
 def _while(eqn, invals):

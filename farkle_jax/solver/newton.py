@@ -69,7 +69,8 @@ class NewtonTables(NamedTuple):
 
 
 def build(layout: StateLayout, keys: np.ndarray, farkle: np.ndarray,
-          bank_base: np.ndarray, t_max: np.ndarray
+          bank_base: np.ndarray, t_max: np.ndarray,
+          solve_order: np.ndarray | None = None
           ) -> tuple[NewtonTables, int, int]:
   """Exit slots and correction pieces of the keys of an ordered sweep.
 
@@ -79,15 +80,21 @@ def build(layout: StateLayout, keys: np.ndarray, farkle: np.ndarray,
     farkle, bank_base: [S, U, G] positions of their farkle targets and of
       their banks at t = 0.
     t_max: [S, U, G] the keys' last non-terminal turn total.
+    solve_order: [padded size] when the sweep solves each position (a key
+      reads the previous value of a farkle target solved after it); None:
+      the stage order of `keys`. A sweep that solves a target together with
+      the keys that farkle into it (the wavefront's finishing groups)
+      reads it fresh.
 
   Returns:
     The tables, the size of the flat exit buffer and the loop steps of one
     pass of the correction.
   """
   real = keys < layout.sink
-  stage_of = np.full(layout.padded_size, -1, np.int64)
-  stage_of[keys[real]] = np.nonzero(real)[0]
-  stale = real & (stage_of[farkle] > stage_of[keys])
+  if solve_order is None:
+    solve_order = np.full(layout.padded_size, -1, np.int64)
+    solve_order[keys[real]] = np.nonzero(real)[0]
+  stale = real & (solve_order[farkle] > solve_order[keys])
   length = np.maximum(np.where(real, t_max + 1 - layout.bank_min, 0), 0)
   offset = np.zeros_like(length)
   offset.reshape(-1)[1:] = np.cumsum(length.reshape(-1))[:-1]

@@ -80,8 +80,9 @@ class StagePlan(NamedTuple):
 
 
 def build(layout: StateLayout, relative: bool, b_group: int = 8,
-          devices: int = 1, newton_step: bool = True
-          ) -> tuple[StageTables, StagePlan]:
+          devices: int = 1, newton_step: bool = True,
+          solve_order: np.ndarray | None = None) -> tuple[StageTables,
+                                                          StagePlan]:
   """Stages, sub-batches and index tables of the ordered solver.
 
   Args:
@@ -91,6 +92,7 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
     devices: the number of sub-batches per stage is padded to a multiple.
     newton_step: with a penalty, end each sweep with the Newton correction
       of its penalty reads (`solver.newton`).
+    solve_order: another sweep's order, for its correction (`newton.build`).
   """
   B, D, F, E = layout.key_shape
   dummy = layout.sink
@@ -107,8 +109,7 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   order = np.lexsort((e, f, d, b, sub, stage))
   b, d, f, e, stage, sub = (x[order] for x in (b, d, f, e, stage, sub))
   cell = stage * U + sub
-  start = np.searchsorted(cell, cell, side="left")
-  slot = np.arange(len(cell)) - start
+  slot = np.arange(len(cell)) - np.searchsorted(cell, cell, side="left")
   G = int(slot.max()) + 1
 
   at, shape = (stage, sub, slot), (S, U, G)
@@ -130,7 +131,7 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
                        S)
   t_max = _cells(shape, 0, at, layout.t_max(b))
   tables, exit_size, pass_steps = newton.build(
-      layout, keys, farkle, layout.bank_position(bank, 0), t_max)
+      layout, keys, farkle, layout.bank_position(bank, 0), t_max, solve_order)
   int32 = lambda x: jnp.asarray(x, jnp.int32)
   stages = StageTables(*map(int32, (keys, farkle, partner, bank, top)),
                        work=jnp.asarray(states / layout.num_states),
@@ -374,10 +375,44 @@ def sweep(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
                                     stages.newton.pieces, plan.layout,
                                     plan.relative)
     count = count + passes.astype(jnp.int64) * plan.pass_steps
-  return vector, _largest_change(vector, old, plan.relative), work, count
+  return vector, largest_change(vector, old, plan.relative), work, count
 
 
-def _largest_change(new: jax.Array, old: jax.Array, relative: bool
+def exits(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
+          plan: StagePlan) -> tuple[jax.Array, jax.Array]:
+  """How every key's turn ends under the policy `vector` implies: each
+  sub-batch's turn pass with picks and its forward pass, every read from
+  `vector` (no stage waits on another's values).
+
+  Args:
+    vector: [V] padded W0; stages, roll: tables; plan: sizes (plan.newton).
+
+  Returns:
+    The flat bank exits [plan.exit_size] (`newton.ExitTables`) and [V] the
+    farkle exit of each key position.
+  """
+  def stage(s, exits):
+    buffer, farkle_exit = exits
+    _, _, bank, farkle = _turn_starts(
+        vector, 1 - vector[stages.farkle[s]], stages.bank_base[s],
+        stages.top[s], stages.first[s], roll, plan)
+    return (newton.store(buffer, bank, s, stages.newton.exits,
+                         plan.layout.bank_min),
+            farkle_exit.at[stages.keys[s].ravel()].set(farkle.ravel()))
+
+  return jax.lax.fori_loop(
+      0, stages.keys.shape[0], stage,
+      (jnp.zeros((plan.exit_size,), newton.EXIT_DTYPE),
+       jnp.zeros_like(vector)))
+
+
+def exit_steps(stages: StageTables) -> int:
+  """Dependent loop steps of `exits`: the turn and forward passes of each
+  sub-batch, one after the other."""
+  return int(_map_steps(stages, 2).sum())
+
+
+def largest_change(new: jax.Array, old: jax.Array, relative: bool
                     ) -> jax.Array:
   """Largest |new - old| (relative: over new) of the real entries."""
   delta = jnp.abs(new - old)[:-1]
