@@ -78,8 +78,8 @@ class ChunkEngine:
 
   def _plan_memory(self, compiled_bytes: int | None) -> int:
     s = self.settings
-    method = "ordered-newton" if s.method == "ordered" and s.newton else (
-        s.method)  # the Newton step adds the exit tables
+    method = s.method + "-newton" if s.method in (
+        "ordered", "wavefront") and s.newton else s.method  # + exit tables
     need = memory.check_solve(self.layout, method, s.dtype,
                               s.memory_limit_gb, compiled_bytes)
     logging.info("memory estimate %.2f GB over %d device(s) (%s)",

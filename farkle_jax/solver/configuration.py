@@ -73,10 +73,13 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
       chunk_keys=2048,            # value_iteration: keys per chunk of a sweep
       b_group=0,                  # ordered: banked scores per sub-batch
                                   # (0: 16 on CPU, a whole stage otherwise)
-      newton=False,               # ordered, with a penalty: end each sweep
-                                  # with a Newton step on its penalty reads
-                                  # (docs/model.md §4.2): 2-3x fewer sweeps,
-                                  # each about 5x dearer on a CPU
+      newton=False,               # with a penalty, a Newton step on the
+                                  # penalty reads (docs/model.md §4.2,
+                                  # §4.3): ordered, after every sweep (2-3x
+                                  # fewer sweeps, each about 5x dearer on a
+                                  # CPU); wavefront, its exits refreshed
+                                  # now and then (fewer evaluations, not
+                                  # yet less time)
       kernel="auto",              # wavefront: one of KERNELS; auto: the
                                   # fused Pallas kernel on a GPU, XLA's
                                   # ops elsewhere

@@ -156,16 +156,29 @@ def wavefront_bytes(layout: StateLayout, dtype: str = "float64",
           + 2 * 4 * layout.num_keys + columns * per_column)
 
 
+def wavefront_newton_bytes(layout: StateLayout, dtype: str = "float64",
+                           devices: int = 1) -> int:
+  """The wavefront's bytes and its Newton step's: the exit buffer, the
+  sweep's input kept for the correction, the exits' stage tables, and a
+  sub-batch's picks and forward pass (as the ordered method's)."""
+  return (wavefront_bytes(layout, dtype, devices)
+          + ordered_bytes(layout, dtype)
+          - 2 * layout.padded_size * BYTES[dtype])
+
+
 def footprint(layout: StateLayout, method: str, dtype: str,
               devices: int = 1) -> Footprint:
   """A run's footprint from the sizes alone, before anything is built
-  (`ordered-newton`: the ordered method with its Newton step); `device` is
+  (`ordered-newton`, `wavefront-newton`: the method with its Newton
+  step); `device` is
   per device of a mesh of `devices` (the ordered method keeps its whole
   state on every device, the others split theirs)."""
   device = {
       "ordered": lambda: ordered_bytes(layout, dtype, False),
       "ordered-newton": lambda: ordered_bytes(layout, dtype),
       "wavefront": lambda: wavefront_bytes(layout, dtype, devices),
+      "wavefront-newton": lambda: wavefront_newton_bytes(layout, dtype,
+                                                         devices),
       "value_iteration": lambda: full_state_bytes(layout, dtype,
                                                   devices=devices),
   }[method]()
@@ -203,7 +216,8 @@ def solve_hints(layout: StateLayout, method: str, dtype: str,
   hints = []
   if not method.startswith("ordered") and fits(layout, "ordered", dtype):
     hints.append("solver.method='ordered' (start-of-turn values only)")
-  elif method == "ordered-newton" and fits(layout, "ordered", dtype):
+  elif method.endswith("-newton") and fits(
+      layout, method.split("-")[0], dtype):
     hints.append("solver.newton=False")
   if dtype == "float64" and fits(layout, method, "float32"):
     hints.append("solver.dtype='float32' with solver.tol >= 1e-6 (about "

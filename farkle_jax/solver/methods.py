@@ -27,7 +27,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, ordered, placement, value_iteration
-from farkle_jax.solver import wave_counts, wavefront
+from farkle_jax.solver import wave_counts, wave_newton, wavefront
 from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.sweep_counts import SweepCounts
 
@@ -54,6 +54,9 @@ class Method(NamedTuple):
   start_values: Callable[[State], np.ndarray]  # W0 [B, D, F, E]
   # () -> what one sweep moves and waits on (`solver.sweep_counts`)
   counts: Callable[[], SweepCounts] | None = None
+  # () -> what one refresh of a Newton step's exits moves (run beside
+  #       some sweeps: two evaluations of every state), or None
+  refresh_counts: Callable[[], SweepCounts] | None = None
 
 
 class Progress(NamedTuple):
@@ -125,30 +128,38 @@ def _value_iteration(layout: StateLayout, roll: roll_tables.RollTables,
 
 def _vector_method(name: str, layout: StateLayout, settings: Settings,
                    tables: Any, sweep: Callable, mesh: Mesh,
-                   counts: Callable[[], SweepCounts]) -> Method:
+                   counts: Callable[[], SweepCounts],
+                   extra: tuple[Any, Callable] | None = None) -> Method:
   """A method whose state is the padded start vector (and a flag: it still
   holds initial values); its checkpoints are the vector alone, so the
-  methods of this kind resume each other's runs."""
+  methods of this kind resume each other's runs. `extra`: (shapes, make)
+  of more state after those two, made afresh from the vector at a start
+  or a resume."""
   dtype = jnp.dtype(settings.dtype)
   copies = placement.everywhere(mesh)
   vector_shape = jax.ShapeDtypeStruct((layout.padded_size,), dtype,
                                       sharding=copies)
+  more = (extra[0],) if extra else ()
+  make = (lambda vector: (extra[1](vector),)) if extra else (
+      lambda vector: ())
 
   def init():
     w0 = np.full(layout.key_shape, settings.init_value)
-    return (jnp.asarray(layout.padded_start(w0), dtype),
-            jnp.ones((), jnp.bool_))
+    vector = jnp.asarray(layout.padded_start(w0), dtype)
+    return (vector, jnp.ones((), jnp.bool_)) + make(vector)
 
   return Method(
       name=name, state_format="padded-w0-vector/v1", tables=tables,
       state_shape=(vector_shape,
-                   jax.ShapeDtypeStruct((), jnp.bool_, sharding=copies)),
+                   jax.ShapeDtypeStruct((), jnp.bool_, sharding=copies))
+      + more,
       checkpoint_shape={"vector": vector_shape},
       checkpoint_slot={"vector": 0},
       sweep=sweep, init=init,
       to_checkpoint=lambda state: {"vector": state[0]},
       from_checkpoint=lambda saved, _: (saved["vector"],
-                                        jnp.zeros((), jnp.bool_)),
+                                        jnp.zeros((), jnp.bool_))
+      + make(saved["vector"]),
       start_values=lambda state: layout.unpad(
           placement.local_copy(state[0])), counts=counts)
 
@@ -183,18 +194,21 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
 
 def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
                settings: Settings) -> Method:
-  """The padded start vector swept as a wavefront (`solver.wavefront`)."""
+  """The padded start vector swept as a wavefront (`solver.wavefront`),
+  with a penalty and `settings.newton` each sweep corrected by the Newton
+  step (`solver.wave_newton`; its exits kept in the state)."""
   roll_arrays = bellman.roll_arrays(roll, jnp.dtype(settings.dtype))
   mesh = placement.make_mesh()
-  tables, plan = wavefront.build(layout, roll_arrays,
-                                 settings.norm == "relative", mesh.size,
+  relative = settings.norm == "relative"
+  tables, plan = wavefront.build(layout, roll_arrays, relative, mesh.size,
                                  kernel=wave_kernel_for(settings.kernel,
                                                         mesh.size))
+  steps = jnp.asarray(plan.steps, jnp.int64)
 
   def sweep(state, tables):
     vector, res = wavefront.sweep(state[0], tables, plan, mesh, state[1])
     return ((vector, jnp.zeros((), jnp.bool_)), res,
-            jnp.ones((), jnp.float64), jnp.asarray(plan.steps, jnp.int64))
+            jnp.ones((), jnp.float64), steps)
 
   def counts():
     moved = wave_counts.sweep_bytes(plan, settings.dtype)
@@ -203,8 +217,36 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
                        moved.written, moved.column_steps, moved.live_rows,
                        wave_counts.kernel_bytes(plan, settings.dtype))
 
-  return _vector_method("wavefront", layout, settings, tables, sweep, mesh,
-                        counts)
+  if not (settings.newton and wave_newton.applies(layout)):
+    return _vector_method("wavefront", layout, settings, tables, sweep,
+                          mesh, counts)
+  b_group = settings.b_group or ordered.default_b_group(layout)
+  more, step_plan = wave_newton.build(layout, roll_arrays, relative,
+                                      b_group)
+
+  def corrected(state, both):
+    wave, more = both
+    old, fresh, exits = state
+    new, res = wavefront.sweep(old, wave, plan, mesh, fresh)
+    # The sweep donates its input; the correction needs it, so it keeps
+    # its own copy (one vector).
+    vector, res, exits, work, extra = wave_newton.step(
+        new, old, res, fresh, exits, more, step_plan)
+    return ((vector, jnp.zeros((), jnp.bool_), exits), res, 1 + work,
+            steps + extra)
+
+  vector_shape = jax.ShapeDtypeStruct((layout.padded_size,),
+                                      jnp.dtype(settings.dtype))
+  exits = (wave_newton.shapes(vector_shape, step_plan,
+                              placement.everywhere(mesh)),
+           lambda vector: wave_newton.initial(vector, step_plan))
+  stages = more.stages
+  refresh = lambda: _row_counts(
+      np.tile(np.asarray(stages.top), 2), stages.keys.shape[2], layout,
+      roll_arrays, False, step_plan.exit_steps)
+  return _vector_method("wavefront", layout, settings, (tables, more),
+                        corrected, mesh, counts, exits)._replace(
+                            refresh_counts=refresh)
 
 
 def wave_kernel_for(kernel: str, devices: int) -> str:
