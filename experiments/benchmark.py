@@ -15,7 +15,11 @@ one. `--json OUT` writes the same per method. The last method
 listed is the baseline of the speed-up ratios; all methods must agree.
 `ordered-newton` and `ordered-plain` are the ordered method with and without
 its Newton step (`--config.solver.newton=True|False`; `ordered` takes the
-config's setting), `ordered-accelerator` the plain ordered method with one
+config's setting), `wavefront-newton` the wavefront with its own (exits
+refreshed where they pay; a refresh counts two evaluations of every state
+and its loop steps in the run's totals, not in the per-sweep counts, and
+its bytes and steps, with the corrections' steps, in the projection),
+`ordered-accelerator` the plain ordered method with one
 sub-batch per stage (its setting on a GPU); `wavefront-xla` and
 `wavefront-pallas` the wavefront with a chunk's row in XLA's ops or in the
 fused kernel (`--config.solver.kernel`; on a CPU the kernel runs
@@ -89,6 +93,7 @@ VARIANTS = {"ordered-plain": {"method": "ordered", "newton": False},
             "ordered-newton": {"method": "ordered", "newton": True},
             "ordered-accelerator": {"method": "ordered", "newton": False,
                                     "b_group": "stage"},
+            "wavefront-newton": {"method": "wavefront", "newton": True},
             "wavefront-xla": {"method": "wavefront", "kernel": "xla"},
             "wavefront-pallas": {"method": "wavefront", "kernel": "pallas"}}
 
@@ -114,6 +119,30 @@ def counted(method, sweeps: int) -> dict:
       "projected_h100_seconds": sweep_counts.projected_seconds(c, sweeps),
       "projected_h100_seconds_from_xla": sweep_counts.projected_seconds(
           c, sweeps, xla=True)}
+
+
+def with_refreshes(method, sweeps: int, work: float, steps: int) -> dict:
+  """For a method whose Newton step refreshes its exits beside some sweeps
+  (each refresh two evaluations of every state): the refreshes run and the
+  projection of the whole run, refreshes and the correction's loop steps
+  (the run's steps beyond its sweeps' and refreshes') included."""
+  if method.refresh_counts is None:
+    return {}
+  c, r = method.counts(), method.refresh_counts()
+  refreshes = round((work - sweeps) / 2)
+  rest = steps - sweeps * c.dependent_steps - refreshes * r.dependent_steps
+  extra = (sweep_counts.projected_seconds(r, refreshes)
+           + rest * sweep_counts.LOOP_STEP_S)
+  extra_xla = (sweep_counts.projected_seconds(r, refreshes, xla=True)
+               + rest * sweep_counts.LOOP_STEP_S)
+  return {"refreshes": refreshes,
+          "refresh_dependent_steps": r.dependent_steps,
+          "refresh_gathered_bytes": r.gathered_bytes,
+          "correction_dependent_steps": rest,
+          "projected_h100_seconds": sweep_counts.projected_seconds(
+              c, sweeps) + extra,
+          "projected_h100_seconds_from_xla": sweep_counts.projected_seconds(
+              c, sweeps, xla=True) + extra_xla}
 
 
 def count_method(layout, roll, settings, label, sweeps):
@@ -188,6 +217,13 @@ def print_counts(results) -> None:
         "compilation: sweeps x ((gathered + written) / 3.35 TB/s + "
         "dependent steps x 8 us); (XLA): with XLA's bytes accessed, which "
         "charge each fusion whole arrays")
+  for r in results:
+    if r.get("refreshes") is not None:
+      print(f"# {r['method']}: {r['refreshes']} exit refresh(es) of "
+            f"{r['refresh_dependent_steps']:,} dependent steps and "
+            f"{r['refresh_gathered_bytes'] / 1e9:.4g} GB gathered each, "
+            f"{r['correction_dependent_steps']:,} steps of corrections, "
+            "all in its projection")
 
 
 def run_method(layout, roll, settings, label):
@@ -223,6 +259,7 @@ def run_method(layout, roll, settings, label):
   sweeps, work = first.done + out.done, first.work + out.work
   return {
       **counted(method, sweeps),
+      **with_refreshes(method, sweeps, work, first.steps + out.steps),
       "method": label, "sweeps": sweeps,
       "residual": out.residual if out.done else first.residual,
       "build_s": build_s, "compile_s": compile_s, "wall_s": wall,

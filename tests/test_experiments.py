@@ -188,8 +188,8 @@ def test_sweep_cost_script_times_both_variants_and_the_parts():
 def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   out = _script("experiments/benchmark.py", "--config",
                 "configs/tiny.py:facebook", "--max_sweeps=100",
-                "--methods=wavefront,ordered-plain,ordered-newton,"
-                "value_iteration",
+                "--methods=wavefront,wavefront-newton,ordered-plain,"
+                "ordered-newton,value_iteration",
                 "--json", str(tmp_path / "b.json"),
                 "--config.rules.goal=600", "--config.rules.floor=-250",
                 "--config.solver.tol=1e-12")
@@ -200,11 +200,12 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   rows, counted = {}, {}
   for line in lines:   # the first table: the solve; the second: the bytes
     if line.split()[0] in ("ordered-newton", "ordered-plain",
-                           "value_iteration", "wavefront"):
+                           "value_iteration", "wavefront",
+                           "wavefront-newton"):
       (counted if line.split()[0] in rows else rows)[line.split()[0]] = \
           line.split()
   assert set(rows) == {"ordered-newton", "ordered-plain", "value_iteration",
-                       "wavefront"}
+                       "wavefront", "wavefront-newton"}
   for r in rows.values():
     assert 0 < int(r[1]) < 100         # converged before the sweep limit
     assert float(r[-1]) < 1e-10        # W0 agrees with the baseline
@@ -231,6 +232,20 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   assert by["ordered-newton"]["sweeps"] < by["ordered-plain"]["sweeps"]
   assert (by["wavefront"]["dependent_steps_per_sweep"] * 10
           < by["ordered-plain"]["dependent_steps_per_sweep"])
+  # The wavefront's Newton step: each refresh two evaluations of every
+  # state, and its bytes and steps in the projection.
+  step = by["wavefront-newton"]
+  assert step["refreshes"] >= 1 and "refreshes" not in by["wavefront"]
+  assert step["state_updates"] == pytest.approx(
+      (step["sweeps"] + 2 * step["refreshes"]) * record["model_states"])
+  per_sweep = (step["gathered_bytes_per_sweep"]
+               + step["written_bytes_per_sweep"]) / 3.35e12 + step[
+                   "dependent_steps_per_sweep"] * 8e-6
+  assert step["projected_h100_seconds"] > (
+      step["sweeps"] * per_sweep + step["refreshes"]
+      * (step["refresh_gathered_bytes"] / 3.35e12
+         + step["refresh_dependent_steps"] * 8e-6))
+  assert step["correction_dependent_steps"] > 0
 
 
 def test_benchmark_counts_without_solving(tmp_path):
