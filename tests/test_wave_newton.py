@@ -26,10 +26,9 @@ def _solve(newton: bool, tol: float = 1e-15, norm: str = "absolute"):
   return chunk.method.start_values(out.state), out
 
 
-@pytest.mark.parametrize("norm", ["absolute", "relative"])
-def test_newton_wavefront_reaches_the_reference_with_fewer_evaluations(norm):
-  fast, with_step = _solve(True, norm=norm)
-  plain, without = _solve(False, norm=norm)
+def test_newton_wavefront_reaches_the_reference_with_fewer_evaluations():
+  fast, with_step = _solve(True, norm="relative")
+  plain, without = _solve(False, norm="relative")
   ref, _ = reference.solve("facebook", 1000, -500)
   np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
   np.testing.assert_allclose(plain, ref, rtol=0, atol=1e-12)
@@ -74,6 +73,7 @@ def test_footprint_counts_the_exits():
 
 
 def test_resumed_run_rebuilds_its_exits():
+  """Absolute norm (`settings`): the first refresh comes at once."""
   layout = StateLayout(RULES, chunk_keys=512)
   s = settings(method="wavefront", tol=1e-15, newton=True)
   chunk = methods.compile_chunk(
