@@ -16,7 +16,10 @@ state, in the ordered method's stages and sub-batches. The exits are
 refreshed where they pay, not every sweep:
 
 * first once a sweep changes the start values by less than REFRESH_BELOW
-  (before that the policy is still far from its last);
+  (before that the policy is still far from its last), or once a sweep
+  after the second shrinks the change less than REFRESH_STALL (the penalty
+  chains, which the step solves, are what is left: on `facebook` the
+  relative change stalls in the hundreds, at hopeless positions);
 * again when a corrected sweep shrinks the change by less than
   REFRESH_SHRINK (the policy has moved under the exits), unless the change
   is down to rounding.
@@ -47,7 +50,8 @@ from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, newton, ordered
 from farkle_jax.solver.wave_schedule import finish_steps
 
-REFRESH_BELOW = 1.0   # first exits once a sweep's change is below this
+REFRESH_BELOW = 1.0   # first exits once a sweep's change is below this,
+REFRESH_STALL = 0.5   # or falls by less than this factor
 REFRESH_SHRINK = 0.1  # exits again when a corrected sweep's change falls
                       # by less than this factor ...
 REFRESH_FLOOR = 1e4   # ... and is above this many units of rounding
@@ -72,6 +76,8 @@ class Exits(NamedTuple):
   farkle: jax.Array       # [V] farkle exit per key position
   ready: jax.Array        # [] bool the exits have been computed
   last: jax.Array         # [] change of the previous sweep (inf: none)
+  steady: jax.Array       # [] bool that sweep's input was not the initial
+                          #   values (its change measures convergence)
 
 
 def applies(layout: StateLayout) -> bool:
@@ -96,7 +102,7 @@ def initial(vector: jax.Array, plan: NewtonPlan) -> Exits:
   """No exits yet (a run's start, or a resumed one)."""
   return Exits(jnp.zeros((plan.stages.exit_size,), newton.EXIT_DTYPE),
                jnp.zeros_like(vector), jnp.zeros((), jnp.bool_),
-               jnp.asarray(jnp.inf, vector.dtype))
+               jnp.asarray(jnp.inf, vector.dtype), jnp.zeros((), jnp.bool_))
 
 
 def shapes(vector: jax.ShapeDtypeStruct, plan: NewtonPlan, sharding
@@ -105,7 +111,7 @@ def shapes(vector: jax.ShapeDtypeStruct, plan: NewtonPlan, sharding
   shape = lambda s, d: jax.ShapeDtypeStruct(s, d, sharding=sharding)
   return Exits(shape((plan.stages.exit_size,), newton.EXIT_DTYPE),
                shape(vector.shape, vector.dtype), shape((), jnp.bool_),
-               shape((), vector.dtype))
+               shape((), vector.dtype), shape((), jnp.bool_))
 
 
 def step(new: jax.Array, old: jax.Array, change: jax.Array,
@@ -127,10 +133,11 @@ def step(new: jax.Array, old: jax.Array, change: jax.Array,
   """
   sp = plan.stages
   rounding = REFRESH_FLOOR * jnp.finfo(new.dtype).eps
+  stalled = exits.steady & (change > REFRESH_STALL * exits.last)
   refresh = ~fresh & jnp.where(
       exits.ready,
       (change > REFRESH_SHRINK * exits.last) & (change > rounding),
-      change < REFRESH_BELOW)
+      (change < REFRESH_BELOW) | stalled)
   buffer, farkle = jax.lax.cond(
       refresh,
       lambda: ordered.exits(new, tables.stages, tables.roll, sp),
@@ -148,4 +155,5 @@ def step(new: jax.Array, old: jax.Array, change: jax.Array,
   work = 2 * refresh.astype(jnp.float64)
   steps = (refresh.astype(jnp.int64) * plan.exit_steps
            + passes.astype(jnp.int64) * sp.pass_steps)
-  return vector, moved, Exits(buffer, farkle, ready, change), work, steps
+  return (vector, moved, Exits(buffer, farkle, ready, change, ~fresh), work,
+          steps)
