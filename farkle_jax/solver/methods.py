@@ -222,7 +222,7 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
                           mesh, counts)
   b_group = settings.b_group or ordered.default_b_group(layout)
   more, step_plan = wave_newton.build(layout, roll_arrays, relative,
-                                      b_group)
+                                      b_group, settings.tol)
 
   def corrected(state, both):
     wave, more = both

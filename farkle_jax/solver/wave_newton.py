@@ -22,7 +22,7 @@ refreshed where they pay, not every sweep:
   relative change stalls in the hundreds, at hopeless positions);
 * again when a corrected sweep shrinks the change by less than
   REFRESH_SHRINK (the policy has moved under the exits), unless the change
-  is down to rounding.
+  is down to rounding or near the tolerance (nor a first one there).
 
 Between refreshes every sweep is corrected with the last exits: a Newton
 step while the policy holds, a step that converges linearly and fast while
@@ -56,6 +56,8 @@ REFRESH_SHRINK = 0.1  # exits again when a corrected sweep's change falls
                       # by less than this factor ...
 REFRESH_FLOOR = 1e4   # ... and is above this many units of rounding
                       # (below, changes are rounding, not the policy)
+REFRESH_NEAR = 100    # no refresh once the change is within this factor
+                      # of the tolerance: a sweep or two remain
 
 
 class NewtonTables(NamedTuple):
@@ -68,6 +70,7 @@ class NewtonPlan(NamedTuple):
   """Static sizes (hashable: a jit constant)."""
   stages: ordered.StagePlan
   exit_steps: int   # dependent loop steps of a refresh
+  near: float       # no refresh below this change (REFRESH_NEAR x tol)
 
 
 class Exits(NamedTuple):
@@ -87,15 +90,17 @@ def applies(layout: StateLayout) -> bool:
 
 
 def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
-          b_group: int) -> tuple[NewtonTables, NewtonPlan]:
+          b_group: int, tol: float = 0.0
+          ) -> tuple[NewtonTables, NewtonPlan]:
   """The exits' stages (sub-batches of `b_group` banked scores) and the
-  correction's pieces, stale where the wavefront reads stale."""
+  correction's pieces, stale where the wavefront reads stale; `tol` the
+  run's tolerance."""
   finish, _ = finish_steps(layout)
   order = np.full(layout.padded_size, -1, np.int64)
   order[layout.padded_index(*layout.key_fields())] = finish
   stages, plan = ordered.build(layout, relative, b_group, 1, True, order)
   return (NewtonTables(stages, roll),
-          NewtonPlan(plan, ordered.exit_steps(stages)))
+          NewtonPlan(plan, ordered.exit_steps(stages), REFRESH_NEAR * tol))
 
 
 def initial(vector: jax.Array, plan: NewtonPlan) -> Exits:
@@ -132,11 +137,10 @@ def step(new: jax.Array, old: jax.Array, change: jax.Array,
     loop steps.
   """
   sp = plan.stages
-  rounding = REFRESH_FLOOR * jnp.finfo(new.dtype).eps
+  floor = max(REFRESH_FLOOR * float(jnp.finfo(new.dtype).eps), plan.near)
   stalled = exits.steady & (change > REFRESH_STALL * exits.last)
-  refresh = ~fresh & jnp.where(
-      exits.ready,
-      (change > REFRESH_SHRINK * exits.last) & (change > rounding),
+  refresh = ~fresh & (change > floor) & jnp.where(
+      exits.ready, change > REFRESH_SHRINK * exits.last,
       (change < REFRESH_BELOW) | stalled)
   buffer, farkle = jax.lax.cond(
       refresh,
