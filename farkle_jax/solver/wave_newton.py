@@ -24,6 +24,11 @@ refreshed where they pay, not every sweep:
   REFRESH_SHRINK (the policy has moved under the exits), unless the change
   is down to rounding or near the tolerance (nor a first one there).
 
+Near the tolerance, and for good once fresh exits fail to shrink the
+change 10x (the policy flipping at near ties, which held one `facebook`
+run at a change of 1.9e-9), the sweeps run uncorrected: plain sweeps
+always contract.
+
 Between refreshes every sweep is corrected with the last exits: a Newton
 step while the policy holds, a step that converges linearly and fast while
 few choices change. On `configs/default.py`: 8 sweeps and one refresh, 10
@@ -81,6 +86,8 @@ class Exits(NamedTuple):
   last: jax.Array         # [] change of the previous sweep (inf: none)
   steady: jax.Array       # [] bool that sweep's input was not the initial
                           #   values (its change measures convergence)
+  renewed: jax.Array      # [] bool that sweep refreshed the exits
+  off: jax.Array          # [] bool corrections stopped for this run
 
 
 def applies(layout: StateLayout) -> bool:
@@ -107,7 +114,8 @@ def initial(vector: jax.Array, plan: NewtonPlan) -> Exits:
   """No exits yet (a run's start, or a resumed one)."""
   return Exits(jnp.zeros((plan.stages.exit_size,), newton.EXIT_DTYPE),
                jnp.zeros_like(vector), jnp.zeros((), jnp.bool_),
-               jnp.asarray(jnp.inf, vector.dtype), jnp.zeros((), jnp.bool_))
+               jnp.asarray(jnp.inf, vector.dtype), jnp.zeros((), jnp.bool_),
+               jnp.zeros((), jnp.bool_), jnp.zeros((), jnp.bool_))
 
 
 def shapes(vector: jax.ShapeDtypeStruct, plan: NewtonPlan, sharding
@@ -116,7 +124,8 @@ def shapes(vector: jax.ShapeDtypeStruct, plan: NewtonPlan, sharding
   shape = lambda s, d: jax.ShapeDtypeStruct(s, d, sharding=sharding)
   return Exits(shape((plan.stages.exit_size,), newton.EXIT_DTYPE),
                shape(vector.shape, vector.dtype), shape((), jnp.bool_),
-               shape((), vector.dtype), shape((), jnp.bool_))
+               shape((), vector.dtype), shape((), jnp.bool_),
+               shape((), jnp.bool_), shape((), jnp.bool_))
 
 
 def step(new: jax.Array, old: jax.Array, change: jax.Array,
@@ -139,15 +148,20 @@ def step(new: jax.Array, old: jax.Array, change: jax.Array,
   sp = plan.stages
   floor = max(REFRESH_FLOOR * float(jnp.finfo(new.dtype).eps), plan.near)
   stalled = exits.steady & (change > REFRESH_STALL * exits.last)
-  refresh = ~fresh & (change > floor) & jnp.where(
-      exits.ready, change > REFRESH_SHRINK * exits.last,
-      (change < REFRESH_BELOW) | stalled)
+  poor = change > REFRESH_SHRINK * exits.last
+  # Fresh exits that did not shrink the change: near ties the policy
+  # flips under any exits, and corrections would hold the change there;
+  # plain sweeps contract. Near the tolerance plain sweeps finish too.
+  off = exits.off | (exits.ready & exits.renewed & poor)
+  live = ~fresh & ~off & (change > floor)
+  refresh = live & jnp.where(exits.ready, poor,
+                             (change < REFRESH_BELOW) | stalled)
   buffer, farkle = jax.lax.cond(
       refresh,
       lambda: ordered.exits(new, tables.stages, tables.roll, sp),
       lambda: (exits.buffer, exits.farkle))
   ready = exits.ready | refresh
-  apply = ready & ~fresh
+  apply = ready & live
   vector, passes = jax.lax.cond(
       apply,
       lambda: newton.correct(new, old, buffer, farkle,
@@ -159,5 +173,5 @@ def step(new: jax.Array, old: jax.Array, change: jax.Array,
   work = 2 * refresh.astype(jnp.float64)
   steps = (refresh.astype(jnp.int64) * plan.exit_steps
            + passes.astype(jnp.int64) * sp.pass_steps)
-  return (vector, moved, Exits(buffer, farkle, ready, change, ~fresh), work,
-          steps)
+  return (vector, moved, Exits(buffer, farkle, ready, change, ~fresh,
+                               refresh, off), work, steps)
