@@ -87,3 +87,32 @@ def test_resumed_run_rebuilds_its_exits():
   ref, _ = reference.solve("facebook", 1000, -500)
   np.testing.assert_allclose(chunk.method.start_values(out.state), ref,
                              rtol=0, atol=1e-12)
+
+
+def test_corrections_stop_when_fresh_exits_do_not_help():
+  """Near ties the policy flips under any exits; once a sweep right after
+  a refresh shrinks the change less than 10x, the run's sweeps go plain,
+  and none is corrected near the tolerance."""
+  layout = StateLayout(RULES)
+  roll = bellman.roll_arrays(roll_tables.build(RULES))
+  tables, plan = wave_newton.build(layout, roll, False, 8, tol=1e-9)
+  old = jnp.full((layout.padded_size,), 0.5).at[-1].set(0)
+  new = old.at[:-1].add(1e-3)
+  kept = wave_newton.initial(old, plan)._replace(
+      ready=jnp.asarray(True), steady=jnp.asarray(True),
+      farkle=jnp.full_like(old, 0.5))
+  no = jnp.asarray(False)
+  for renewed, change, off in ((True, 0.5, True), (False, 0.5, False)):
+    exits = kept._replace(renewed=jnp.asarray(renewed),
+                          last=jnp.asarray(1.0))
+    out, _, after, work, _ = wave_newton.step(
+        new, old, jnp.asarray(change), no, exits, tables, plan)
+    assert bool(after.off) == off
+    assert bool((out == new).all()) == off   # off: uncorrected
+    assert float(work) == (0 if off else 2)  # on: exits refreshed
+  # Near the tolerance (within 100x): neither a refresh nor a correction.
+  exits = kept._replace(last=jnp.asarray(1e-8))
+  out, _, after, work, _ = wave_newton.step(
+      new, old, jnp.asarray(5e-8), no, exits, tables, plan)
+  assert not bool(after.off) and float(work) == 0
+  assert bool((out == new).all())
