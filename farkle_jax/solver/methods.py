@@ -228,8 +228,7 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
     wave, more = both
     old, fresh, exits = state
     new, res = wavefront.sweep(old, wave, plan, mesh, fresh)
-    # The sweep donates its input; the correction needs it, so it keeps
-    # its own copy (one vector).
+    # The correction reads the sweep's input too: one more vector live.
     vector, res, exits, work, extra = wave_newton.step(
         new, old, res, fresh, exits, more, step_plan)
     return ((vector, jnp.zeros((), jnp.bool_), exits), res, 1 + work,

@@ -98,8 +98,7 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   dummy = layout.sink
   b, d, f, e = layout.key_fields()
   stage = (B + D - 2 - (b + d)) // layout.bank_min
-  # Without a penalty a key's farkle target lies in its own stage.
-  slopes = F == 1 or bool(layout.rules.hands)
+  slopes = not reads_stale(layout)
   if not slopes:  # classes of f + e, highest first, within each block
     stage = stage * (2 * F - 1) + (2 * F - 2 - (f + e))
   sub = b // b_group
@@ -139,6 +138,13 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
                        guess=int32(guess), newton=tables)
   return stages, StagePlan(layout, relative, G, slopes,
                            newton_step and not slopes, exit_size, pass_steps)
+
+
+def reads_stale(layout: StateLayout) -> bool:
+  """Whether a sweep reads start values it has not yet solved: the
+  penalty's targets (without a penalty, or with hands, a key's farkle
+  target lies in its own stage and is solved with it)."""
+  return layout.num_farkle > 1 and not layout.rules.hands
 
 
 def _cells(shape, fill, at, values) -> np.ndarray:
@@ -262,10 +268,7 @@ def _evaluate_stage(s, vector, stages: StageTables, roll: bellman.RollArrays,
   values, slopes, bank, farkle = starts(vector, x_hat, stages.bank_base[s],
                                         stages.top[s], stages.first[s], roll)
   if plan.newton:
-    buffer, farkle_exit = exits
-    exits = (newton.store(buffer, bank, s, stages.newton.exits,
-                          plan.layout.bank_min),
-             farkle_exit.at[keys].set(farkle.ravel()))
+    exits = _store_exits(exits, s, bank, farkle, stages, plan)
   x = values.ravel()
   if plan.slopes:
     x = _solve_stage(x, slopes.ravel(), x_hat.ravel(), stages.partner[s])
@@ -273,6 +276,16 @@ def _evaluate_stage(s, vector, stages: StageTables, roll: bellman.RollArrays,
   change = jnp.where(real, jnp.abs(x - vector[keys])
                      / jnp.maximum(x, jnp.finfo(x.dtype).tiny), 0).max()
   return vector.at[keys].set(x), change, exits
+
+
+def _store_exits(exits, s, bank, farkle, stages: StageTables,
+                 plan: StagePlan) -> tuple[jax.Array, jax.Array]:
+  """(buffer, farkle exit per position) with stage s's exits written in:
+  bank [U, T + 1, G], farkle [U, G]."""
+  buffer, farkle_exit = exits
+  return (newton.store(buffer, bank, s, stages.newton.exits,
+                       plan.layout.bank_min),
+          farkle_exit.at[stages.keys[s].ravel()].set(farkle.ravel()))
 
 
 def _farkle_reads(s, vector, stages: StageTables, plan: StagePlan, fresh
@@ -392,13 +405,10 @@ def exits(vector: jax.Array, stages: StageTables, roll: bellman.RollArrays,
     farkle exit of each key position.
   """
   def stage(s, exits):
-    buffer, farkle_exit = exits
     _, _, bank, farkle = _turn_starts(
         vector, 1 - vector[stages.farkle[s]], stages.bank_base[s],
         stages.top[s], stages.first[s], roll, plan)
-    return (newton.store(buffer, bank, s, stages.newton.exits,
-                         plan.layout.bank_min),
-            farkle_exit.at[stages.keys[s].ravel()].set(farkle.ravel()))
+    return _store_exits(exits, s, bank, farkle, stages, plan)
 
   return jax.lax.fori_loop(
       0, stages.keys.shape[0], stage,

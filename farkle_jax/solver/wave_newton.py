@@ -91,9 +91,10 @@ class Exits(NamedTuple):
 
 
 def applies(layout: StateLayout) -> bool:
-  """Only a penalty makes a sweep read start values before it solves
-  them; without one a wavefront sweep is exact up to the policy."""
-  return layout.num_farkle > 1 and not layout.rules.hands
+  """Only where a sweep reads start values before it solves them
+  (`ordered.reads_stale`); elsewhere a wavefront sweep is exact up to the
+  policy."""
+  return ordered.reads_stale(layout)
 
 
 def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
