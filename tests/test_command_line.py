@@ -346,6 +346,29 @@ def test_ctrl_c_is_one_line_and_the_rerun_is_exact(tmp_path, tiny_runs):
   assert not list(tmp_path.glob("*.tmp*"))
 
 
+_HANGS_AT_EXIT = """
+import atexit, threading, time
+from farkle_jax.apps import command_line
+command_line.EXIT_GRACE_S = 0.5
+def main(argv):
+  threading.Thread(target=threading.Event().wait).start()  # never ends
+  atexit.register(time.sleep, 600)
+  raise KeyboardInterrupt
+command_line.run(main)
+"""
+
+
+def test_a_shutdown_that_hangs_still_ends_with_the_commands_code():
+  """A library thread left waiting (as a Ctrl-C can leave one of an
+  asynchronous save) and a slow exit hook do not keep a command alive
+  once it has said its line."""
+  start = time.monotonic()
+  out = subprocess.run([sys.executable, "-c", _HANGS_AT_EXIT], cwd=ROOT,
+                       env=ENV, capture_output=True, text=True, timeout=60)
+  assert time.monotonic() - start < 30
+  _one_line(out, 130, "interrupted", "resumes")
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_sigkill_at_a_random_moment_then_rerun_is_exact(tmp_path, seed,
                                                        tiny_runs):

@@ -15,11 +15,13 @@ traceback as well, for bug reports.
 from __future__ import annotations
 
 import difflib
+import faulthandler
 import importlib.util
 import logging as py_logging
 import os
 import re
 import sys
+import threading
 import traceback
 import zipfile
 from typing import Callable, NoReturn
@@ -34,6 +36,10 @@ USAGE_EXIT = 2    # the command line asks for something not allowed
 FAILURE_EXIT = 1  # the run could not do what was asked
 INTERNAL_EXIT = 3  # a failure nobody foresaw: a bug, to report
 INTERRUPTED_EXIT = 130  # Ctrl-C (SIGINT), as shells count it
+# Once a command has said its last line, the interpreter's shutdown (joining
+# library threads, their exit hooks) gets this long; a thread that a Ctrl-C
+# left waiting on a lock must not keep the command alive.
+EXIT_GRACE_S = 5.0
 
 OUR_USAGE_ERRORS = (configuration.ConfigError, catalog.StrategyError,
                     solved_game.PositionError)
@@ -300,4 +306,49 @@ def run(main: Callable[[list[str]], None],
   for name in required:
     if flags.FLAGS[name].default is None:  # absl refuses it otherwise
       flags.mark_flag_as_required(name)
-  app.run(guarded(main), flags_parser=_parse)
+  try:
+    app.run(guarded(main), flags_parser=_parse)
+  except SystemExit as e:
+    bound_shutdown(_exit_code(e), EXIT_GRACE_S)
+    raise
+
+
+def _exit_code(e: SystemExit) -> int:
+  """The exit status the interpreter gives a SystemExit."""
+  return e.code if isinstance(e.code, int) else int(e.code is not None)
+
+
+def bound_shutdown(code: int, grace_s: float) -> None:
+  """Ends the process with `code` if the shutdown after the command's
+  last line takes more than `grace_s` seconds.
+
+  A daemon thread exits with the command's own code; should the shutdown
+  hang where no Python thread runs any more, faulthandler's watchdog (no
+  interpreter lock needed) ends it a little later with code 1.
+  """
+
+  def leave():
+    for stream in (sys.stdout, sys.stderr):
+      try:
+        stream.flush()
+      except (OSError, ValueError):  # a closed pipe: nothing more to say
+        pass
+    os._exit(code)
+
+  timer = threading.Timer(grace_s, leave)
+  timer.daemon = True
+  timer.start()
+  faulthandler.dump_traceback_later(3 * grace_s, exit=True,
+                                    file=_devnull())
+
+
+def _devnull():
+  """A file for faulthandler's watchdog to write its stacks to: the
+  command has already said its one line."""
+  global _DEVNULL
+  if _DEVNULL is None:
+    _DEVNULL = open(os.devnull, "w")  # noqa: SIM115  (kept till exit)
+  return _DEVNULL
+
+
+_DEVNULL = None
