@@ -1,18 +1,8 @@
-"""The default run: Facebook rules to a goal of 3000 points, floor -1000.
-
-About 10 seconds on a 2-core CPU; prints the first player's win probability and
-the opening-turn table.
+"""The shipped config `default` (farkle_jax/configs/default.py), by path:
 
   python -m farkle_jax.main --config configs/default.py --workdir runs/default
+
+The same as `farkle solve --config default --workdir runs/default`.
 """
 
-from farkle_jax.solver import configuration
-
-
-def get_config():
-  config = configuration.base("facebook")
-  config.rules.goal = 3000
-  config.rules.floor = -1000
-  config.solver.tol = 1e-9
-  config.solver.norm = "relative"
-  return config
+from farkle_jax.configs.default import get_config  # noqa: F401

@@ -1,18 +1,8 @@
-"""The Facebook Farkle model of the published figures: floor -2500.
+"""The shipped config `facebook` (farkle_jax/configs/facebook.py), by path:
 
   python -m farkle_jax.main --config configs/facebook.py --workdir runs/facebook
 
-About 3 minutes and 0.7 GB on a 2-core CPU (14 sweeps; BENCHMARKS.md). The
-ordered method's Newton step (`--config.solver.newton=True`) solves it in 8
-sweeps, each several times dearer on a CPU.
+The same as `farkle solve --config facebook --workdir runs/facebook`.
 """
 
-from farkle_jax.solver import configuration
-
-
-def get_config():
-  config = configuration.base("facebook")
-  config.rules.floor = -2500
-  config.solver.tol = 1e-9
-  config.solver.norm = "relative"
-  return config
+from farkle_jax.configs.facebook import get_config  # noqa: F401

@@ -1,12 +1,8 @@
-"""The Facebook model with the score floor lowered to -10,000 (1.7 G states).
+"""The shipped config `facebook_floor10000` (farkle_jax/configs/facebook_floor10000.py), by path:
 
   python -m farkle_jax.main --config configs/facebook_floor10000.py --workdir runs/facebook_floor10000
+
+The same as `farkle solve --config facebook_floor10000 --workdir runs/facebook_floor10000`.
 """
 
-from configs import facebook
-
-
-def get_config():
-  config = facebook.get_config()
-  config.rules.floor = -10_000
-  return config
+from farkle_jax.configs.facebook_floor10000 import get_config  # noqa: F401

@@ -1,13 +1,8 @@
-"""The minimal rules of Busche & Neller, to absolute max change < 1e-14.
+"""The shipped config `minimal` (farkle_jax/configs/minimal.py), by path:
 
   python -m farkle_jax.main --config configs/minimal.py --workdir runs/minimal
+
+The same as `farkle solve --config minimal --workdir runs/minimal`.
 """
 
-from farkle_jax.solver import configuration
-
-
-def get_config():
-  config = configuration.base("minimal")
-  config.solver.tol = 1e-14
-  config.solver.norm = "absolute"
-  return config
+from farkle_jax.configs.minimal import get_config  # noqa: F401

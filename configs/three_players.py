@@ -1,17 +1,8 @@
-"""Three players on the minimal rules to 10,000 (docs/model.md §8), to
-absolute max change < 1e-12.
+"""The shipped config `three_players` (farkle_jax/configs/three_players.py), by path:
 
   python -m farkle_jax.main --config configs/three_players.py --workdir runs/three_players
 
-Four players: add --config.rules.players=4 and a lower --config.rules.goal
-(BENCHMARKS.md says how far a CPU goes).
+The same as `farkle solve --config three_players --workdir runs/three_players`.
 """
 
-from configs import minimal
-
-
-def get_config():
-  config = minimal.get_config()
-  config.rules.players = 3
-  config.solver.tol = 1e-12
-  return config
+from farkle_jax.configs.three_players import get_config  # noqa: F401

@@ -1,19 +1,8 @@
-"""Tiny games for tests: the reference rules with a goal of 1000 points.
+"""The shipped config `tiny` (farkle_jax/configs/tiny.py), by path:
 
-  python -m farkle_jax.main --config configs/tiny.py:facebook --workdir /tmp/t
-  python -m farkle_jax.main --config configs/tiny.py:minimal --workdir /tmp/t
+  python -m farkle_jax.main --config configs/tiny.py:facebook --workdir runs/tiny
+
+The same as `farkle solve --config tiny:facebook --workdir runs/tiny`.
 """
 
-from farkle_jax.solver import configuration
-
-
-def get_config(preset="facebook"):
-  config = configuration.base(preset)
-  config.rules.goal = 1000
-  if preset == "facebook":
-    config.rules.floor = -500
-  config.solver.tol = 1e-14
-  config.solver.norm = "absolute"
-  config.solver.chunk_keys = 1024
-  config.checkpoint.every = 5
-  return config
+from farkle_jax.configs.tiny import get_config  # noqa: F401

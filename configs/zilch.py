@@ -1,24 +1,8 @@
-"""The online game Zilch: a 300 bank minimum, 500 points off for three
-zilches (farkles) in a row, n of a kind doubling the triple for each die
-beyond three, three pairs and the straight 1,500 each, and a six-dice roll
-with nothing in it worth 500 (all six dice used, so the player rolls six
-again). Goal 10,000; the score floor of the published Facebook model.
-
-Source: the rules screen of Zilch (Blue Frog Gaming, 2008-), as summarised
-in Wikipedia's "Farkle" article (section on Zilch).
+"""The shipped config `zilch` (farkle_jax/configs/zilch.py), by path:
 
   python -m farkle_jax.main --config configs/zilch.py --workdir runs/zilch
+
+The same as `farkle solve --config zilch --workdir runs/zilch`.
 """
 
-from configs import facebook
-
-
-def get_config():
-  config = facebook.get_config()
-  rules = config.rules
-  rules.name = "zilch"
-  rules.n_of_a_kind = "double"
-  rules.three_pairs = 1500
-  rules.straight = 1500
-  rules.nothing_roll = 500
-  return config
+from farkle_jax.configs.zilch import get_config  # noqa: F401

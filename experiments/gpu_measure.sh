@@ -59,11 +59,11 @@ for part in $parts; do
       # Cold (an empty compile cache), then warm (a second process).
       rm -rf /tmp/gpu_fb /tmp/gpu_fb2 /tmp/gpu_xla_cache
       timed facebook 330 python3 -m farkle_jax.main \
-        --config configs/facebook.py --workdir /tmp/gpu_fb --progress=log \
+        --config configs/facebook.py --workdir /tmp/gpu_fb --progress=log --verbose \
         --config.compile_cache=/tmp/gpu_xla_cache
       cp /tmp/gpu_fb/summary.json "$out/facebook_summary.json" 2>/dev/null
       timed facebook_warm 330 python3 -m farkle_jax.main \
-        --config configs/facebook.py --workdir /tmp/gpu_fb2 --progress=log \
+        --config configs/facebook.py --workdir /tmp/gpu_fb2 --progress=log --verbose \
         --config.compile_cache=/tmp/gpu_xla_cache ;;
     counts)
       timed counts 230 python3 experiments/benchmark.py \
@@ -74,7 +74,7 @@ for part in $parts; do
       rm -rf /tmp/gpu_p3
       timed players 200 python3 -m farkle_jax.main \
         --config configs/minimal.py --config.rules.players=3 \
-        --config.rules.goal=2000 --workdir /tmp/gpu_p3 --progress=log
+        --config.rules.goal=2000 --workdir /tmp/gpu_p3 --progress=log --verbose
       cp /tmp/gpu_p3/summary.json "$out/players_summary.json" 2>/dev/null ;;
     passcost)
       timed passcost 120 python3 experiments/pass_cost.py \

@@ -1,10 +1,22 @@
-"""Solves a Farkle rule set: `python -m farkle_jax.main --config C --workdir W`.
+"""Solves a Farkle rule set: every position's win probability and the
+optimal play, written to the workdir (a rerun of the same command resumes
+from its latest checkpoint).
 
-Rerunning the same command resumes from the workdir's latest checkpoint.
-Config fields can be overridden on the command line, e.g.
-`--config.solver.tol=1e-10` or `--config.rules.floor=-3000`.
+    farkle solve --config default --workdir runs/default      # about 10 s
+    farkle solve --config facebook --workdir runs/facebook    # about 3 min
+    farkle solve --config path/to/my_rules.py --workdir runs/mine
+    farkle solve --config default --config.rules.goal=2000 --workdir runs/g2000
+    python -m farkle_jax.main --config configs/default.py --workdir runs/default
+
+--config takes a shipped config's name (`farkle --help` lists them) or a
+config file; any of its fields can be set on the command line
+(`--config.solver.tol=1e-10`, `--config.rules.players=3`). It prints the
+first player's win probability and the opening turn's table; the log
+records go to workdir/log.txt (and to the terminal with -v).
 """
 
+import logging as py_logging
+import os
 import sys
 
 from absl import app, flags, logging
@@ -16,7 +28,9 @@ from farkle_jax.solver import checkpointing, driver, stage_engine
 from farkle_jax.solver import placement, results
 
 _CONFIG = config_flags.DEFINE_config_file(
-    "config", None, "Config file, e.g. configs/default.py.", lock_config=True)
+    "config", None, "A shipped config's name (default, facebook, ...; "
+    "`farkle --help` lists them) or a config file, e.g. configs/default.py.",
+    lock_config=True)
 _WORKDIR = flags.DEFINE_string(
     "workdir", None, "Directory for checkpoints and results (resumed if it "
     "holds a checkpoint of the same model).")
@@ -28,9 +42,11 @@ _NUM_PROCESSES = flags.DEFINE_integer(
 _PROCESS_ID = flags.DEFINE_integer(
     "process_id", None, "This process, 0..num_processes - 1.", lower_bound=0)
 _PROGRESS = flags.DEFINE_enum(
-    "progress", "auto", ["auto", "bar", "log"],
-    "A progress bar with the ETA (bar), log lines only (log), or a bar when "
-    "the output is a terminal (auto).")
+    "progress", "auto", ["auto", "bar", "lines", "log"],
+    "How the solve shows its progress (sweep, max change, ETA): a bar "
+    "(bar), a plain line every 10 s (lines), log records only (log: in "
+    "workdir/log.txt, and on the terminal with -v), or a bar on a terminal "
+    "and lines otherwise (auto).")
 
 
 def main(argv):
@@ -41,11 +57,11 @@ def main(argv):
   except cluster.ClusterError as e:
     raise app.UsageError(str(e)) from None
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
-  if not placement.is_writer():  # process 0 speaks for a multi-process solve
+  if placement.is_writer():  # process 0 speaks for a multi-process solve
+    py_logging.getLogger().addHandler(WorkdirLog(_WORKDIR.value))
+  else:
     logging.set_verbosity(logging.WARNING)
-  show = placement.is_writer() and (_PROGRESS.value == "bar" or (
-      _PROGRESS.value == "auto" and sys.stderr.isatty()))
-  bar = progress.ResidualBar() if show else None
+  bar = _progress_display() if placement.is_writer() else None
   try:
     summary = driver.run(_CONFIG.value, _WORKDIR.value, on_chunk=bar)
   finally:
@@ -63,7 +79,51 @@ def main(argv):
     b, d, f, e = sl
     with open(results.table_name(_WORKDIR.value, b, d, f, e) + ".txt") as fh:
       print(fh.read())
-  logging.info("results in %s", _WORKDIR.value)
+  print(f"results in {_WORKDIR.value} (the log: "
+        f"{os.path.join(_WORKDIR.value, WorkdirLog.NAME)})")
+
+
+def _progress_display():
+  """What --progress asks for (None: log records only)."""
+  kind = _PROGRESS.value
+  if kind == "auto":   # with -v the records show the progress: no bar
+    kind = ("log" if flags.FLAGS.verbose else
+            "bar" if sys.stderr.isatty() else "lines")
+  return {"bar": progress.ResidualBar, "lines": progress.ResidualLines,
+          "log": lambda: None}[kind]()
+
+
+class WorkdirLog(py_logging.FileHandler):
+  """The run's log records, every level from INFO, in workdir/log.txt
+  (appended to by each rerun). Records come before the solve has checked
+  and made the workdir are held till it exists: a refused run leaves
+  nothing behind."""
+
+  NAME = "log.txt"
+  HELD = 1000   # at most this many records wait for the workdir
+
+  def __init__(self, workdir: str):
+    super().__init__(os.path.join(workdir, self.NAME), delay=True)
+    self.setLevel(py_logging.INFO)
+    self.setFormatter(logging.PythonFormatter())
+    self.addFilter(checkpointing.QuietOrbax())
+    self._held: list[py_logging.LogRecord] = []
+
+  def emit(self, record):
+    if self.stream is None and not os.path.isdir(
+        os.path.dirname(self.baseFilename)):
+      if len(self._held) < self.HELD:
+        self._held.append(record)
+      return
+    held, self._held = self._held, []
+    for early in held:
+      super().emit(early)
+    super().emit(record)
+
+  def handleError(self, record):
+    """A log that cannot be written (a full disk) is not the run's
+    failure: the record is dropped, without the traceback `logging` would
+    print; the run reports its own errors."""
 
 
 def _convergence(summary) -> str:
@@ -77,5 +137,10 @@ def _convergence(summary) -> str:
   return text
 
 
-if __name__ == "__main__":
+def cli() -> None:
+  """The command (`farkle solve`)."""
   command_line.run(main, required=("config", "workdir"))
+
+
+if __name__ == "__main__":
+  cli()

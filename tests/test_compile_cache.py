@@ -83,6 +83,6 @@ def test_a_cache_that_cannot_be_written_costs_only_the_cache(tmp_path):
   assert out.returncode == 0, out.stderr[-2000:]
   assert "first-player win probability" in out.stdout
   warnings = [line for line in out.stderr.splitlines()
-              if line.startswith("W") and "compile cache off" in line]
+              if line.startswith("warning: ") and "compile cache off" in line]
   assert len(warnings) == 1 and "config.compile_cache" in warnings[0]
   assert "Traceback" not in out.stderr

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -21,7 +22,13 @@ def test_main_and_table_end_to_end(tmp_path):
   assert out.returncode == 0, out.stderr[-2000:]
   assert "first-player win probability: 0." in out.stdout
   assert "turn table b=0 d=0 f=0 e=0" in out.stdout
-  assert "it=" in out.stderr and "eta=" in out.stderr
+  # Quiet: a plain progress line with the ETA, no log records (those go
+  # to the workdir's log, and to the terminal with -v).
+  assert "max change" in out.stderr and "eta" in out.stderr, out.stderr
+  assert not re.search(r"^[IWE]\d{4} ", out.stderr, re.M), out.stderr
+  with open(os.path.join(w, "log.txt")) as f:
+    log = f.read()
+  assert "it=" in log and "eta=" in log, log
   summary = json.load(open(os.path.join(w, "summary.json")))
   assert summary["converged"] and summary["final_residual"] < 1e-12
   assert summary["config"]["solver"]["tol"] == 1e-12
@@ -29,7 +36,7 @@ def test_main_and_table_end_to_end(tmp_path):
               "device", "config"):
     assert key in summary
   # Auto on a CPU is the ordered method; its counts reach the summary.
-  assert "method ordered (auto on a cpu backend)" in out.stderr
+  assert "method ordered (auto on a cpu backend)" in log
   assert summary["method"] == "ordered"
   assert summary["state_updates"] >= summary["iterations"] * summary[
       "model_states"]

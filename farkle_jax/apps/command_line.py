@@ -27,10 +27,11 @@ import zipfile
 from typing import Callable, NoReturn
 
 from absl import app, flags
+from absl import logging as absl_logging
 
-from farkle_jax.solver import checkpointing, configuration, driver, locking
-from farkle_jax.solver import memory, results
-from farkle_jax.strategy import catalog, positions, solved_game
+from farkle_jax import configs
+from farkle_jax.apps import command_help
+from farkle_jax.strategy import positions
 
 USAGE_EXIT = 2    # the command line asks for something not allowed
 FAILURE_EXIT = 1  # the run could not do what was asked
@@ -40,18 +41,40 @@ INTERRUPTED_EXIT = 130  # Ctrl-C (SIGINT), as shells count it
 # library threads, their exit hooks) gets this long; a thread that a Ctrl-C
 # left waiting on a lock must not keep the command alive.
 EXIT_GRACE_S = 5.0
+# The module of the command being run (its docstring and flags are its help).
+_ENTRY = ["__main__"]
+_REQUIRED: list[str] = []   # its flags that must be given
 
-OUR_USAGE_ERRORS = (configuration.ConfigError, catalog.StrategyError,
-                    solved_game.PositionError)
-OUR_FAILURES = (memory.MemoryRefused, checkpointing.CheckpointMismatch,
-                driver.SolveFault, driver.NotConverged, locking.WorkdirLocked,
-                results.ResultsError)
-USAGE_ERRORS = OUR_USAGE_ERRORS + (app.UsageError, flags.Error)
-FAILURES = OUR_FAILURES + (OSError,)  # a full disk, a vanished file
+# Our errors by module and name: a command imports only what it uses (a
+# query must not pay for the solver's imports), and an error whose module
+# was never imported cannot have been raised.
+_USAGE_ERROR_NAMES = (("farkle_jax.solver.configuration", "ConfigError"),
+                      ("farkle_jax.strategy.catalog", "StrategyError"),
+                      ("farkle_jax.strategy.positions", "PositionError"))
+_FAILURE_NAMES = (("farkle_jax.solver.memory", "MemoryRefused"),
+                  ("farkle_jax.solver.checkpointing", "CheckpointMismatch"),
+                  ("farkle_jax.solver.driver", "SolveFault"),
+                  ("farkle_jax.solver.driver", "NotConverged"),
+                  ("farkle_jax.solver.locking", "WorkdirLocked"),
+                  ("farkle_jax.solver.results", "ResultsError"))
+
+
+def _loaded(names: tuple[tuple[str, str], ...]) -> tuple[type, ...]:
+  """The classes among `names` whose modules are imported."""
+  return tuple(getattr(sys.modules[m], c) for m, c in names
+               if m in sys.modules)
+
+
+def our_usage_errors() -> tuple[type, ...]:
+  return _loaded(_USAGE_ERROR_NAMES)
+
+
+def our_failures() -> tuple[type, ...]:
+  return _loaded(_FAILURE_NAMES)
 
 _VERBOSE = flags.DEFINE_bool(
-    "verbose", False, "On an error, also print its traceback (for bug "
-    "reports).")
+    "verbose", False, "Show the log records as the run goes (-v for short) "
+    "and, on an error, its traceback (for bug reports).")
 
 
 class _NoTpuChatter(py_logging.Filter):
@@ -79,7 +102,7 @@ def _root_cause(exc: BaseException) -> BaseException:
   """The first error of ours in the chain, else the innermost one."""
   chain = _chain(exc)
   for e in chain:
-    if isinstance(e, OUR_USAGE_ERRORS + OUR_FAILURES):
+    if isinstance(e, our_usage_errors() + our_failures()):
       return e
   return chain[-1]
 
@@ -170,17 +193,60 @@ def _no_such_field(name: str, fields: list[str]) -> str:
 
 
 def _parse(argv: list[str]) -> list[str]:
+  argv = ["--verbose" if a == "-v" else a for a in argv]
+  if any(a in command_help.HELP_FLAGS for a in argv[1:]):
+    print(command_help.render(_ENTRY[0], argv[0]))
+    sys.exit(0)
+  argv = _shipped_config(argv)
   verbose = _verbose(argv)
-  path = _config_file(argv)
-  if path is not None and not os.path.isfile(path):
-    fail(f"--config={path}: no such file", USAGE_EXIT)
   try:
     rest = flags.FLAGS(argv)
     if "config" in flags.FLAGS and flags.FLAGS["config"].present:
       flags.FLAGS["config"].value  # load it now: its errors are usage errors
-    return rest
   except Exception as e:  # every way a command line can be wrong
     fail(_unknown_override(argv) or _flag_message(e), USAGE_EXIT, e, verbose)
+  missing = [f"--{n}" for n in _REQUIRED if flags.FLAGS[n].value is None]
+  if missing:
+    fail(f"missing {' and '.join(missing)} "
+         f"({command_help.example(_ENTRY[0], argv[0])})", USAGE_EXIT)
+  _quiet(verbose)
+  return rest
+
+
+def _shipped_config(argv: list[str]) -> list[str]:
+  """`argv` with a shipped config's name (`--config facebook`) replaced by
+  its file; a --config that is neither a file nor a name is refused."""
+  spec = _config_file(argv, with_arg=True)
+  if spec is None or "config" not in flags.FLAGS:
+    return argv
+  found = configs.resolve(spec)
+  if found is None:
+    fail(configs.unknown(spec), USAGE_EXIT)
+  out = []
+  for i, a in enumerate(argv):
+    if a.startswith("--config="):
+      a = f"--config={found}"
+    elif i > 0 and argv[i - 1] == "--config":
+      a = found
+    out.append(a)
+  return out
+
+
+class _PlainWarnings(py_logging.Formatter):
+  """`warning: message`, as the commands' own lines read."""
+
+  def format(self, record):
+    return f"{record.levelname.lower()}: {record.getMessage()}"
+
+
+def _quiet(verbose: bool) -> None:
+  """Log records reach the terminal only with --verbose (-v); otherwise
+  warnings and errors, as plain lines."""
+  if verbose:
+    return
+  handler = absl_logging.get_absl_handler()
+  handler.setLevel(py_logging.WARNING)
+  handler.setFormatter(_PlainWarnings())
 
 
 def guarded(main: Callable[[list[str]], None]) -> Callable[[list[str]], None]:
@@ -205,11 +271,12 @@ def classify(exc: BaseException) -> tuple[int, str]:
                               "same command resumes a solve from its last "
                               "checkpoint")
   chain = _chain(exc)
+  usage = our_usage_errors() + (app.UsageError, flags.Error)
   for e in chain:   # our own errors say best what went wrong
-    if isinstance(e, USAGE_ERRORS):
+    if isinstance(e, usage):
       return USAGE_EXIT, (_flag_message(e) if isinstance(e, flags.Error)
                           else _first_line(e))
-    if isinstance(e, OUR_FAILURES):
+    if isinstance(e, our_failures()):
       return FAILURE_EXIT, _failure_message(e)
   for e in chain:   # the OS's reason, however deep a library wrapped it
     if isinstance(e, OSError):
@@ -237,11 +304,11 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def _first_line(exc: BaseException) -> str:
-  return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+  return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _failure_message(exc: BaseException) -> str:
-  if isinstance(exc, OSError) and not isinstance(exc, OUR_FAILURES):
+  if isinstance(exc, OSError) and not isinstance(exc, our_failures()):
     where = f" ({exc.filename})" if exc.filename else ""
     return f"{exc.strerror or _first_line(exc)}{where}"
   return _first_line(exc)
@@ -303,9 +370,8 @@ def run(main: Callable[[list[str]], None],
         required: tuple[str, ...] = ()) -> None:
   """Runs an entry point's `main` the farkle_jax way (see module doc)."""
   py_logging.getLogger("jax._src.xla_bridge").addFilter(_NoTpuChatter())
-  for name in required:
-    if flags.FLAGS[name].default is None:  # absl refuses it otherwise
-      flags.mark_flag_as_required(name)
+  _ENTRY[0] = main.__module__
+  _REQUIRED[:] = [n for n in required if flags.FLAGS[n].default is None]
   try:
     app.run(guarded(main), flags_parser=_parse)
   except SystemExit as e:

@@ -1,10 +1,10 @@
 """Play Farkle against the computer in a terminal, with any number of
 players (the number of the solved run's).
 
-    python -m farkle_jax.apps.play
-    python -m farkle_jax.apps.play --opponent bank:300 --seed 7 --first computer
-    python -m farkle_jax.apps.play --workdir W --dice typed    # with real dice
-    python -m farkle_jax.apps.play --workdir runs/three_2000   # you and 2 computers
+    farkle play
+    farkle play --opponent bank:300 --seed 7 --first computer
+    farkle play --workdir runs/default --dice typed    # with real dice
+    farkle play --workdir runs/three_2000              # you and 2 computers
 
 After each of your decisions the game shows the win probability of the move
 you made and of the best move (both players optimal from there on); at the
@@ -179,5 +179,10 @@ def main(argv):
   print(report(s))
 
 
-if __name__ == "__main__":
+def cli() -> None:
+  """The command (`farkle play`)."""
   command_line.run(main)
+
+
+if __name__ == "__main__":
+  cli()

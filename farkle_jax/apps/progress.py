@@ -65,7 +65,34 @@ class ResidualBar:
       self._bar.close()
 
 
-LOG_SECONDS = 10  # a log line at least this often where no bar is shown
+LOG_SECONDS = 10  # a line at least this often where no bar is shown
+
+
+def say(line: str) -> None:
+  """A progress line on stderr (where no bar is shown), also a log
+  record."""
+  print(line, file=sys.stderr, flush=True)
+  logging.debug("%s", line)
+
+
+class ResidualLines:
+  """Callable for `driver.run(..., on_chunk=...)` where no bar can be
+  shown (output to a file or a pipe): a plain line with the sweep, the
+  change and the ETA, at the first chunk and then every LOG_SECONDS."""
+
+  def __init__(self, every: float = LOG_SECONDS):
+    self._every, self._last = every, -math.inf
+
+  def __call__(self, report: ChunkReport) -> None:
+    now = time.time()
+    if now - self._last >= self._every or report.residual < report.tol:
+      say(f"sweep {report.iteration}: max change {report.residual:.2e} "
+          f"(tol {report.tol:.0e}), elapsed {report.elapsed:.0f} s, "
+          f"eta {report.eta}")
+      self._last = now
+
+  def close(self) -> None:
+    pass
 
 
 class CountBar:
@@ -96,8 +123,8 @@ class CountBar:
     now = time.time()
     if now - self._logged >= LOG_SECONDS and 0 < done < total:
       eta = (now - self._start) * (total - done) / done
-      logging.info("%s %s of %s (%.0f%%), ETA %d s", self._what, f"{done:,}",
-                   f"{total:,}", 100 * done / total, eta)
+      say(f"{self._what} {done:,} of {total:,} ({100 * done / total:.0f}%), "
+          f"eta {eta:.0f} s")
       self._logged = now
 
   def close(self) -> None:

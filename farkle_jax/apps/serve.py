@@ -1,12 +1,11 @@
 """The web explorer: turn tables, advice for a roll, and a game against the
 computer, in a browser.
 
-    python -m farkle_jax.apps.serve                      # http://127.0.0.1:8000
-    python -m farkle_jax.apps.serve --workdir W --port 8080
-    python -m farkle_jax.apps.serve --host 0.0.0.0       # reachable from others
-    python -m farkle_jax.apps.serve --workdir W3         # a run of 3+ players
-    python -m farkle_jax.apps.serve --workdir runs/kcd --solve_dir runs/web
-                                     # the Dice tab: each player's dice
+    farkle serve                          # http://127.0.0.1:8000
+    farkle serve --workdir runs/default --port 8080
+    farkle serve --host 0.0.0.0           # reachable from other machines
+    farkle serve --workdir runs/three_players     # a run of 3+ players
+    farkle serve --workdir runs/kcd --solve_dir runs/web  # the Dice tab
 
 It binds to localhost unless --host says otherwise. The JSON API behind the
 page (one page for any number of players) is described in `explorer` and in
@@ -71,5 +70,10 @@ def main(argv):
   server.run(sockets=[sock])
 
 
-if __name__ == "__main__":
+def cli() -> None:
+  """The command (`farkle serve`)."""
   command_line.run(main)
+
+
+if __name__ == "__main__":
+  cli()

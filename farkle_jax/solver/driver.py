@@ -198,11 +198,10 @@ def _iterate(p: Progress, engine: Engine, ckpt: checkpointing.Checkpoints,
     dt = time.time() - t0
     iteration, work = p.iteration + out.done, p.work + out.work
     eta = _eta(p.residual, out.residual, out.done, dt, settings.tol)
-    # A progress display replaces the chunk's log line (DEBUG then).
-    log = logging.info if on_chunk is None else logging.debug
-    log("it=%d max_change=%.3e states/s=%.3g elapsed=%s eta=%s%s", iteration,
-        out.residual, engine.num_states * out.work / dt,
-        engine_lib.clock(time.time() - start), eta, engine.note(out.state))
+    logging.info("it=%d max_change=%.3e states/s=%.3g elapsed=%s eta=%s%s",
+                 iteration, out.residual, engine.num_states * out.work / dt,
+                 engine_lib.clock(time.time() - start), eta,
+                 engine.note(out.state))
     if on_chunk is not None:
       on_chunk(ChunkReport(iteration, out.residual, settings.tol,
                            time.time() - start, eta))
