@@ -8,6 +8,8 @@ import sys
 import pytest
 
 from conftest import COMMANDS, ROOT
+from test_command_line import _one_line
+from test_plots import is_png
 
 
 def _cli(*args):
@@ -24,14 +26,15 @@ def test_cli_maxscore_and_evaluate(tiny_runs):
   assert "points per turn" in out.stdout and "n=6: bank from" in out.stdout
   assert "long run: no farkle penalty" in out.stdout
   out = _cli("evaluate", "--config", "configs/tiny.py:minimal", "--workdir",
-             workdir, "--a", "memorized", "--b", "optimal")
+             workdir, "--strategy", "memorized", "--versus",
+             "optimal")
   assert out.returncode == 0, out.stderr
   with open(os.path.join(workdir, "analysis",
                          "evaluate_memorized_vs_optimal.json")) as f:
     res = json.load(f)
   assert 0 < res["first"] < 1 and res["overall"] < 0.5
   out = _cli("evaluate", "--config", "configs/tiny.py:minimal", "--workdir",
-             workdir, "--a", "bank:33")
+             workdir, "--strategy", "bank:33")
   assert out.returncode == 2 and "bank:33" in out.stderr
 
 
@@ -57,11 +60,17 @@ def test_cli_maxscore_long_run_with_a_penalty(tmp_path):
     (("maxscore", "--t_last", "-50"), "--t_last=-50"),
     (("evaluate", "--start", "0"), "--start='0'"),
     (("evaluate", "--start", "0,25"), "--start=0,25"),
-    (("evaluate", "--a", "goforit:0,0,0,0,0,-50/0,0,0,0,0,0"), "goforit B"),
-    (("evaluate", "--a", "goforit:0,0,0,0,0,75/0,0,0,0,0,0"), "goforit B"),
-    (("evaluate", "--b", "nobody"), "'nobody' is not allowed"),
+    (("evaluate", "--strategy", "goforit:0,0,0,0,0,-50/0,0,0,0,0,0"),
+     "goforit B"),
+    (("evaluate", "--strategy", "goforit:0,0,0,0,0,75/0,0,0,0,0,0"),
+     "goforit B"),
+    (("evaluate", "--versus", "nobody"), "'nobody' is not allowed"),
     (("evaluate", "--nosuchflag"), "--nosuchflag: no such flag"),
     (("nosuchcommand",), "give one command"),
+    (("komi", "--plot", "/nonexistent/komi.png"), "no directory /nonexistent"),
+    (("komi", "--plot", "komi.xyz"), "not a format matplotlib writes"),
+    (("seats", "--plot", "/sys/seats.png"), "cannot write in /sys"),
+    (("maxscore", "--plot", "max.png"), "maxscore draws no figure"),
 ])
 def test_cli_refuses_bad_flags_in_one_line_before_any_compute(
     tmp_path, args, message):
@@ -103,3 +112,46 @@ def test_maxscore_of_a_turn_that_need_not_end_finishes():
   assert f"{best:.4f} points per turn" in out.stdout
   assert "long run, with 500 off for 3 farkles in a row" in out.stdout
   assert "n=6: bank from t=None" in out.stdout
+
+
+def test_without_a_command_it_names_every_command():
+  line = _one_line(_cli(), 2, "give one command: ")
+  for name in ("maxscore", "memorized", "evaluate", "simulate", "goforit",
+               "komi", "seats", "seated", "convergence"):
+    assert name in line
+  _one_line(_cli("komi"), 2, "komi needs --config")
+  _one_line(_cli("convergence"), 2, "convergence needs --workdir")
+
+
+def test_komi_and_convergence_draw_their_figures(tiny_runs, tmp_path):
+  _, _, _, workdir = tiny_runs("minimal")
+  out = _cli("komi", "--config", "configs/tiny.py:minimal", "--workdir",
+             workdir, "--k_max", "300", "--plot", str(tmp_path / "k.png"))
+  assert out.returncode == 0, out.stderr
+  assert f"plot: {tmp_path / 'k.png'}" in out.stdout
+  assert is_png(tmp_path / "k.png")
+  out = _cli("convergence", "--workdir", workdir, "--plot",
+             str(tmp_path / "c.png"))
+  assert out.returncode == 0, out.stderr
+  with open(os.path.join(workdir, "summary.json")) as f:
+    history = json.load(f)["residual_history"]
+  lines = out.stdout.splitlines()
+  assert lines[1] == "sweep  max change" and "converged after" in lines[0]
+  assert [float(l.split()[1]) for l in lines[2:2 + len(history)]] == [
+      float(f"{h:.3e}") for h in history]
+  assert is_png(tmp_path / "c.png")
+  _one_line(_cli("convergence", "--workdir", str(tmp_path / "none")), 1,
+            "no solved run there")
+
+
+def test_seats_draws_every_seats_win(three_players, tmp_path):
+  import shutil
+  workdir = tmp_path / "run"   # a copy: the analysis is saved beside it
+  shutil.copytree(three_players, workdir)
+  out = _cli("seats", "--config", "configs/minimal.py",
+             "--config.rules.players=3", "--config.rules.goal=500",
+             "--workdir", str(workdir), "--scores", "0,100,250", "--plot",
+             str(tmp_path / "seats.png"))
+  assert out.returncode == 0, out.stderr
+  assert "at scores 0,100,250 (player to move first)" in out.stdout
+  assert is_png(tmp_path / "seats.png")

@@ -152,8 +152,8 @@ def _peak_rss_of(module, *args) -> tuple[subprocess.CompletedProcess, int]:
 def test_analysis_over_memory_is_refused_before_anything_big(tmp_path):
   out, peak = _peak_rss_of("farkle_jax.apps.analyze", "evaluate",
                            "--config=configs/facebook.py",
-                           "--config.rules.goal=1000000", "--a=maxscore",
-                           "--b=bank:300")
+                           "--config.rules.goal=1000000",
+                           "--strategy=maxscore", "--versus=bank:300")
   _one_line(out, 1, "per-key arrays", "needs about")
   assert peak < 600 * 2**20
 
@@ -261,9 +261,10 @@ def test_every_kind_of_failure_has_its_exit_code():
      ("--t_last", "to the goal")),
     ("farkle_jax.apps.analyze", ("komi", "--k_max=10" + "0" * 20), 2,
      ("--k_max",)),
-    ("farkle_jax.apps.analyze", ("evaluate", "--a=bank:1000000000000"), 2,
+    ("farkle_jax.apps.analyze",
+     ("evaluate", "--strategy=bank:1000000000000"), 2,
      ("bank:1000000000000", "from 50 to the goal 1000")),
-    ("farkle_jax.apps.analyze", ("simulate", "--b=goforit:0,0,0,0,0,0/"
+    ("farkle_jax.apps.analyze", ("simulate", "--versus=goforit:0,0,0,0,0,0/"
                                  "0,0,0,0,0,10" + "0" * 15), 2,
      ("goforit D", "from 0 to the goal 1000")),
 ])

@@ -422,11 +422,12 @@ def test_analyze_maxscore_reports_each_players_hand(tmp_path):
     points = expected_score.solve(r, roll_tables.build(r)).points_per_turn()
     assert f"{points:.4f} points per turn" in lines[i + 1]
   for command, says in (("goforit", "not yet for dice that differ"),
-                        ("evaluate", "--a=memorized: expected optimal")):
+                        ("evaluate",
+                         "--strategy=memorized: expected optimal")):
     refused = subprocess.run(
         [sys.executable, "-m", "farkle_jax.apps.analyze", command,
          "--config", "configs/kcd.py", "--config.rules.dice=('lucky',)",
-         "--a", "memorized"],
+         "--strategy", "memorized"],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert says in refused.stderr, refused.stderr

@@ -180,8 +180,8 @@ def test_strategy_evaluation_refuses_it_in_one_line():
   out = subprocess.run(
       [sys.executable, "-m", "farkle_jax.apps.analyze", "evaluate", "--config",
        "configs/tiny.py:minimal", "--config.rules.final_round=True",
-       "--a", "maxscore", "--b", "bank:300"], cwd=ROOT, capture_output=True,
-      text=True, env=dict(os.environ))
+       "--strategy", "maxscore", "--versus", "bank:300"], cwd=ROOT,
+      capture_output=True, text=True, env=dict(os.environ))
   errors = [l for l in out.stderr.splitlines() if l.startswith("error: ")]
   assert out.returncode == 2 and len(errors) == 1, out.stderr
   assert "final_round" in errors[0] and "Traceback" not in out.stderr

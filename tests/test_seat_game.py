@@ -7,7 +7,9 @@ import json
 import numpy as np
 import pytest
 
+import farkle_jax
 from conftest import COMMANDS
+from farkle_jax.solver import queries
 from farkle_jax.strategy import seat_game
 from farkle_jax.strategy.solved_game import PositionError
 
@@ -135,3 +137,64 @@ def test_json_output_and_flags_of_the_other_kind_of_run(solved, tiny_runs):
              "6,5,3,3,3,2")
   assert out.returncode == 0 and "win probability of players 1..2" in \
       out.stdout
+
+
+def test_repr_names_the_game(solved):
+  workdir, game = solved
+  keys = game.w0.size // 3
+  assert repr(game) == (f"SeatGame({workdir!r}, players=3, goal=500, "
+                        f"rules='minimal', keys={keys})")
+  assert keys == np.prod(game.seats.key_shape)
+
+
+def test_turn_table_text_has_the_two_player_conventions(solved, tiny_runs):
+  """A legend, six digits, 'B' after a cell that banks and '-' for one no
+  rolls reach; by scores, a two-player game's table body is that of its
+  two-player table (`queries.format_table`)."""
+  _, game = solved
+  table = game.table((300, 250, 0), t_last=450)
+  lines = seat_game.format_table(table).splitlines()
+  assert lines[0] == ("turn table scores 300,250,0 (player to move first)  "
+                      "(W = win probability of the player to move; B = "
+                      "bank, otherwise roll; - = unreachable)")
+  assert lines[1] == ("win probabilities "
+                      + " ".join(f"{w:.6f}" for w in table["win"]))
+  assert lines[2].split() == ["t"] + [f"n={n}" for n in range(6, 0, -1)]
+  first = table["rows"][0]["cells"][0]["win"][0]
+  assert lines[3].split() == ["0", f"{first:.6f}"] + ["-"] * 5
+  marks = {"B": 0, "-": 0}
+  for line, row in zip(lines[3:], table["rows"]):
+    cells = [line[7 + 11 * i:7 + 11 * i + 10] for i in range(6)]
+    for text, cell in zip(cells, row["cells"]):
+      if not cell["reachable"]:
+        assert text == f"{'-':>10}"
+        marks["-"] += 1
+      else:
+        mark = "B" if cell["action"] == "bank" else " "
+        assert text == f"{cell['win'][0]:9.6f}{mark}"
+        marks["B"] += mark == "B"
+  assert marks["B"] and marks["-"]
+  two = farkle_jax.load(tiny_runs("minimal")[3])
+  for scores in ((0, 0), (450, 700)):
+    ours = seat_game.format_turn_table(two, scores).splitlines()
+    theirs = queries.format_table(two.turn_table(*scores)).splitlines()
+    assert ours[2:] == theirs[1:]
+
+
+def test_table_marks_what_no_rolls_reach(tiny_runs, seats_runs):
+  """The same game solved by either engine marks the same states
+  unreachable; past the mover's last total short of the goal, a state is
+  reached when one roll from below lands on it."""
+  seats = seat_game.SeatGame.load(seats_runs(2))
+  two = farkle_jax.load(tiny_runs("minimal")[3])
+  for scores in ((0, 0), (450, 700), (900, 0)):
+    pair = two.table(scores)["rows"]
+    ours = seats.table(scores, t_last=pair[-1]["t"])["rows"]
+    assert [[c["reachable"] for c in r["cells"]] for r in ours] == [
+        [c["reachable"] for c in r["cells"]] for r in pair]
+  # At 900 of 1,000 play goes on from t = 0 and 50 only: at t = 100 six
+  # dice would need all five of t = 50 to score 50, four dice come from a
+  # 5 set aside there.
+  row = seats.table((900, 0), t_last=100)["rows"][2]
+  reach = {c["n"]: c["reachable"] for c in row["cells"]}
+  assert row["t"] == 100 and not reach[6] and reach[4] and reach[5]

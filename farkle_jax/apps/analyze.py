@@ -1,23 +1,29 @@
 """Strategy analysis from the command line.
 
-  python -m farkle_jax.apps.analyze maxscore --config configs/minimal.py
-  python -m farkle_jax.apps.analyze memorized --config configs/minimal.py
-  python -m farkle_jax.apps.analyze evaluate --config configs/minimal.py \
-      --workdir runs/minimal --a maxscore --b optimal
-  python -m farkle_jax.apps.analyze simulate --config configs/minimal.py \
-      --workdir runs/minimal --a maxscore --b optimal --games 1000000
-  python -m farkle_jax.apps.analyze goforit --config configs/minimal.py \
-      --workdir runs/minimal
-  python -m farkle_jax.apps.analyze komi --config configs/minimal.py \
-      --workdir runs/minimal
-  python -m farkle_jax.apps.analyze seats --config configs/three_players.py \
-      --workdir runs/three_players --scores 0,500,1200
-  python -m farkle_jax.apps.analyze seated --config configs/three_players.py \
-      --config.rules.goal=2000 --workdir runs/three_2000 --games 4000
+    farkle analyze maxscore --config minimal
+    farkle analyze memorized --config minimal
+    farkle analyze evaluate --config minimal --workdir W --strategy memorized
+    farkle analyze evaluate --config minimal --workdir W --versus bank:300
+    farkle analyze simulate --config minimal --workdir W --games 100000
+    farkle analyze goforit --config minimal --workdir W
+    farkle analyze komi --config minimal --workdir runs/minimal
+    farkle analyze komi --config minimal --workdir W --plot komi.png
+    farkle analyze seats --config three_players --workdir W3 --scores 0,500,0
+    farkle analyze seats --config three_players --workdir W3 --plot seats.png
+    farkle analyze seated --config three_players --workdir W3 --games 4000
+    farkle analyze convergence --workdir W
+    farkle analyze convergence --workdir W --plot convergence.png
+    python -m farkle_jax.apps.analyze komi --config minimal --workdir W
 
-Commands that need the optimal strategy solve the config in --workdir first
-(resuming; a finished run is only loaded). Results are printed and, with a
-workdir, also written to workdir/analysis/<command>.json.
+--strategy names the strategy evaluated (default maxscore) and --versus
+its opponent (default optimal): optimal, maxscore, memorized, bank:X
+(bank at turn totals of X or more) or goforit:B1,..,B6/D1,..,D6. W is
+the run of the config (W3 one of three players): commands that need the
+optimal strategy solve it there first (resuming; a finished run is only
+loaded). Results are printed and, with a workdir, also written to
+W/analysis/<command>.json; convergence prints the change of each sweep
+of a solved run from its summary.json (no config, nothing written). komi,
+seats and convergence also draw their figure to --plot.
 """
 
 from __future__ import annotations
@@ -25,28 +31,33 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from absl import app, flags, logging
 from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
-from farkle_jax.apps import command_line, progress
+from farkle_jax.apps import command_line, plots, progress, seat_analyses
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.rules import Rules
 from farkle_jax.solver import checkpointing, configuration, driver, memory
 from farkle_jax.strategy import catalog, evaluation, expected_score, figures
 from farkle_jax.strategy import go_for_it, komi, memorized, simulation
-from farkle_jax.strategy import positions, seat_game, seated
-from farkle_jax.solver import results, stage_engine
+from farkle_jax.strategy import seated
+from farkle_jax.solver import results
 
 _CONFIG = config_flags.DEFINE_config_file(
-    "config", None, "Config file of the rules, e.g. configs/minimal.py.",
+    "config", None, "The rules: a shipped config's name (minimal, "
+    "facebook, ...; `farkle --help` lists them) or a config file.",
     lock_config=True)
 _WORKDIR = flags.DEFINE_string("workdir", None, "Solved (or to solve) run.")
-_A = flags.DEFINE_string("a", "maxscore", f"Strategy A: {catalog.NAMES}.")
-_B = flags.DEFINE_string("b", "optimal", "Strategy B (same names).")
+_STRATEGY = flags.DEFINE_string(
+    "strategy", "maxscore", f"evaluate, simulate: the strategy evaluated, "
+    f"one of {catalog.NAMES}.")
+_VERSUS = flags.DEFINE_string(
+    "versus", "optimal", "evaluate, simulate, goforit: the opponent's "
+    "strategy (same names).")
 _START = flags.DEFINE_string("start", "0,0", "Banked scores of the first "
                              "and the second player, points.")
 _T_LAST = flags.DEFINE_integer("t_last", 500, "maxscore: last t of V table.")
@@ -61,6 +72,9 @@ _GUEST = flags.DEFINE_enum("guest", "two_player", seated.GUESTS,
 _ALLOW = flags.DEFINE_bool(
     "allow_unconverged", False, "Use a solved run that stopped at "
     "max_iterations above its tolerance.")
+_PLOT = flags.DEFINE_string(
+    "plot", None, "komi, seats, convergence: also draw the figure to this "
+    "file (.png, .pdf, .svg, ...; its directory must exist).")
 
 
 class Command(NamedTuple):
@@ -75,9 +89,10 @@ def _maxscore(ctx: catalog.Context) -> dict:
   print(f"maximum expected score, rules {ctx.layout.rules.name}: "
         f"{fig.sol.points_per_turn():.4f} points per turn, "
         f"P(turn ends in a farkle) = {fig.sol.farkle_rate():.6f}")
-  print(f"V(n, t) = T(n, t) - t ('-': unreachable)\n"
-        f"{expected_score.format_gain_table(fig.sol, fig.reach, _T_LAST.value, ctx.layout.dice_labels)}")
   labels = ctx.layout.dice_labels
+  gains = expected_score.format_gain_table(fig.sol, fig.reach, _T_LAST.value,
+                                           labels)
+  print(f"V(n, t) = T(n, t) - t ('-': unreachable)\n{gains}")
   for n in range(len(labels), 0, -1):
     first, again = fig.thresholds[n]
     print(f"n={labels[n - 1]}: bank from t={first}"
@@ -148,11 +163,11 @@ def _check_flags(rules: Rules) -> None:
     if v % step or not low <= v < rules.goal:
       _usage("start", _START.value, f"two scores, multiples of {step} in "
              f"[{low}, {rules.goal - step}]")
-  for name in (_A.value, _B.value):
-    catalog.check_name(name, step, rules.goal)
-    if not rules.dice_alike and name.startswith(SIX_DICE_STRATEGIES):
-      _usage("a" if name == _A.value else "b", name, "optimal, maxscore or "
-             "bank:X with dice that differ (rules.dice, rules.hands)")
+  for flag in (_STRATEGY, _VERSUS):
+    catalog.check_name(flag.value, step, rules.goal)
+    if not rules.dice_alike and flag.value.startswith(SIX_DICE_STRATEGIES):
+      _usage(flag.name, flag.value, "optimal, maxscore or bank:X with "
+             "dice that differ (rules.dice, rules.hands)")
   if not 0 <= _K_MAX.value <= rules.goal or _K_MAX.value % step:
     _usage("k_max", _K_MAX.value, f"a score from 0 to the goal "
            f"{rules.goal}, a multiple of {step}")
@@ -163,16 +178,18 @@ def _check_flags(rules: Rules) -> None:
 
 def _evaluate(ctx: catalog.Context) -> dict:
   t0 = time.time()
-  r = figures.against(ctx, [_A.value], _B.value, _start())[_A.value]
-  print(f"exact: P({_A.value} beats {_B.value}) = {r.first:.9f} as first "
-        f"player, {r.second:.9f} as second, {r.overall:.9f} overall "
+  a, b = _STRATEGY.value, _VERSUS.value
+  r = figures.against(ctx, [a], b, _start())[a]
+  print(f"exact: P({a} beats {b}) = {r.first:.9f} as first player, "
+        f"{r.second:.9f} as second, {r.overall:.9f} overall "
         f"({time.time() - t0:.1f} s)")
-  return dict(a=_A.value, b=_B.value, first=r.first, second=r.second,
+  return dict(strategy=a, versus=b, first=r.first, second=r.second,
               overall=r.overall)
 
 
 def _simulate(ctx: catalog.Context) -> dict:
-  a, b = catalog.strategy(_A.value, ctx), catalog.strategy(_B.value, ctx)
+  a = catalog.strategy(_STRATEGY.value, ctx)
+  b = catalog.strategy(_VERSUS.value, ctx)
   start = _start()
   exact = evaluation.evaluate(a, b, ctx.layout, ctx.roll, start)
   t0 = time.time()
@@ -189,12 +206,13 @@ def _simulate(ctx: catalog.Context) -> dict:
           f"{c.exact:.6f}  z = {c.z:+.2f}")
   print(f"{est.games:,} games ({a.name} vs {b.name}, seed {_SEED.value}) in "
         f"{secs:.1f} s, {est.games / secs:,.0f} games/s")
-  return dict(a=_A.value, b=_B.value, games=est.games, seed=_SEED.value,
+  return dict(strategy=_STRATEGY.value, versus=_VERSUS.value,
+              games=est.games, seed=_SEED.value,
               seconds=secs, rows=[dict(c._asdict(), z=c.z) for c in rows])
 
 
 def _goforit(ctx: catalog.Context) -> dict:
-  opp = catalog.strategy(_B.value, ctx)
+  opp = catalog.strategy(_VERSUS.value, ctx)
   res = go_for_it.search(ctx.layout, ctx.roll, ctx.sol, opp)
   r, base = res.result, res.baseline
   print(f"best go-for-it against {opp.name}: B_n (n=1..6) = {res.b_min}, "
@@ -215,11 +233,21 @@ def _komi(ctx: catalog.Context) -> dict:
   for kk, ww in curve:
     print(f"{kk:5d}  {ww:.6f}{'  <- fairest' if kk == k else ''}")
   print(f"fairest komi: {k} points (first player wins {w:.6f})")
+  rules = ctx.layout.rules
+  _draw(lambda: plots.komi(curve, k, f"komi, {rules.name} rules to "
+                           f"{rules.goal}"))
   return dict(curve=curve, fairest=k, fairest_win=w)
 
 
+def _draw(figure: Callable[[], Any]) -> None:
+  """The figure that `figure` makes, to --plot when given."""
+  if _PLOT.value is not None:
+    plots.save(figure(), _PLOT.value)
+    print(f"plot: {_PLOT.value}")
+
+
 def _pair_needs_optimal() -> bool:
-  return catalog.needs_optimal(_A.value, _B.value)
+  return catalog.needs_optimal(_STRATEGY.value, _VERSUS.value)
 
 
 PER_TURN = ("maxscore", "memorized")  # no array over the keys of the model
@@ -230,7 +258,8 @@ COMMANDS = {
     "memorized": Command(lambda: False, _memorized),
     "evaluate": Command(_pair_needs_optimal, _evaluate),
     "simulate": Command(_pair_needs_optimal, _simulate),
-    "goforit": Command(lambda: catalog.needs_optimal(_B.value), _goforit),
+    "goforit": Command(lambda: catalog.needs_optimal(_VERSUS.value),
+                       _goforit),
     "komi": Command(lambda: True, _komi),
 }
 
@@ -255,84 +284,29 @@ def _save(workdir: str, name: str, out: dict) -> None:
   if name in ("evaluate", "simulate"):
     name += "_" + "_vs_".join(
         v.replace(":", "").replace("/", "_").replace(",", "-")
-        for v in (_A.value, _B.value))
+        for v in (_STRATEGY.value, _VERSUS.value))
   path = os.path.join(workdir, "analysis")
   os.makedirs(path, exist_ok=True)
   with open(os.path.join(path, f"{name}.json"), "w") as f:
     json.dump(out, f, indent=1, default=str)
 
 
-def _seat_game(config, workdir: str | None) -> seat_game.SeatGame:
-  """The solved N-player run of the config in `workdir` (solved first,
-  resuming, unless it holds the finished run)."""
-  if not workdir:
-    raise configuration.ConfigError("seats and seated need --workdir (the "
-                                    "solved run, or where to solve it)")
-  seats, _ = stage_engine.check(config)
-  try:
-    game = seat_game.SeatGame.load(workdir, _ALLOW.value)
-    if game.rules == seats.rules:
-      return game
-  except results.ResultsError:   # none there yet, or another one
-    pass
-  try:
-    driver.run(config, workdir)
-  except driver.NotConverged:
-    if not _ALLOW.value:
-      raise
-  return seat_game.SeatGame.load(workdir, _ALLOW.value)
-
-
 def _seats(config, workdir) -> dict:
-  game = _seat_game(config, workdir)
-  n = game.seats.players
-  scores = positions.parse_scores(_SCORES.value or ",".join(["0"] * n))
-  win = game.win_probabilities(scores)
-  banks = game.bank_thresholds(scores)
-  print(stage_engine.seat_table(game.summary))
-  print(f"at scores {','.join(map(str, scores))} (player to move first): "
-        f"win probabilities {seat_game.format_vector(win)}")
-  print("bank from turn total, n = 6..1 dice: "
-        + ", ".join("never" if b is None else str(b) for b in banks))
-  return dict(scores=scores, win=win.tolist(), bank_from=banks)
+  game = seat_analyses.solved(config, workdir, _ALLOW.value)
+  out = seat_analyses.seats_report(game, _SCORES.value)
+  bars = {"from the opening": game.summary["seat_win"]}
+  if any(out["scores"]):
+    bars[f"at scores {','.join(map(str, out['scores']))}"] = out["win"]
+  _draw(lambda: plots.seat_wins(bars, f"{game.players} players, "
+                                f"{game.rules.name} rules to "
+                                f"{game.rules.goal}"))
+  return out
 
 
 def _seated(config, workdir) -> dict:
-  game = _seat_game(config, workdir)
-  guest, pair, play = _GUEST.value, None, None
-  if guest == "two_player":
-    pair_config = config.copy_and_resolve_references()
-    pair_config.rules.players = 2
-    pair = results.load(_pair_workdir(pair_config, workdir)).w0
-    play = seated.pair_turns(game.rules, pair)
-  elif guest == "max_score":
-    play = seated.max_score_table(game.seats)
-  exact = seated.evaluate(game.seats, game.w0, pair, guest)
-  opening = (game.seats.index_of(0),) * game.seats.players + (
-      0,) * game.seats.players
-  rows = []
-  for seat in range(game.seats.players):
-    ex, opt = exact[seat][opening][seat], game.w0[opening][seat]
-    bar = progress.CountBar(f"games, seat {seat + 1}")
-    try:
-      wins = seated.simulate(game, play, seat, _GAMES.value,
-                             _SEED.value + seat, on_progress=bar)
-    finally:
-      bar.close()
-    p, se = simulation.win_rate(int(wins[seat]), _GAMES.value)
-    print(f"seat {seat + 1}: {guest} wins {ex:.6f} exact, optimal "
-          f"{opt:.6f} (loss {opt - ex:+.6f}); {_GAMES.value:,} games "
-          f"{p:.6f} +- {se:.6f}, z = {(p - ex) / se:+.2f}")
-    rows.append(dict(seat=seat + 1, exact=ex, optimal=opt, simulated=p,
-                     se=se))
-  return dict(guest=guest, games=_GAMES.value, rows=rows)
-
-
-def _pair_workdir(config, workdir: str) -> str:
-  """Solves (or loads) the two-player game of the same rules."""
-  where = os.path.join(workdir, "two_players")
-  driver.ensure(config, where)
-  return where
+  game = seat_analyses.solved(config, workdir, _ALLOW.value)
+  return seat_analyses.seated_report(game, config, workdir, _GUEST.value,
+                                     _GAMES.value, _SEED.value)
 
 
 SEAT_COMMANDS = {"seats": _seats, "seated": _seated}
@@ -357,13 +331,37 @@ def _check_dice(name: str) -> None:
         f"(rules.dice, rules.hands); what works: {said}")
 
 
-def main(argv):
-  names = list(COMMANDS) + list(SEAT_COMMANDS)
+PLOTTED = ("komi", "seats", "convergence")   # the commands with a figure
+
+
+def _command(argv: list[str]) -> str:
+  """The command asked for, after the checks that every command makes
+  before any work: the flags it needs, and that --plot can be written."""
+  names = [*COMMANDS, *SEAT_COMMANDS, "convergence"]
   if len(argv) != 2 or argv[1] not in names:
-    raise app.UsageError(f"give one command: {' | '.join(names)}")
+    got = f" (not {' '.join(argv[1:])!r})" if argv[1:] else ""
+    raise app.UsageError(f"give one command: {' | '.join(names)}{got}")
+  name = argv[1]
+  if _PLOT.value is not None and name not in PLOTTED:
+    raise app.UsageError(f"--plot: {name} draws no figure; "
+                         f"{', '.join(PLOTTED)} do")
+  if name == "convergence" and not _WORKDIR.value:
+    raise app.UsageError("convergence needs --workdir (a solved run)")
+  if name != "convergence" and _CONFIG.value is None:
+    raise app.UsageError(f"{name} needs --config (the rules, as for a "
+                         "solve)")
+  plots.check_path(_PLOT.value)
+  return name
+
+
+def main(argv):
+  name = _command(argv)
   logging.get_absl_handler().addFilter(checkpointing.QuietOrbax())
   _check_counts()
-  name, players = argv[1], _CONFIG.value.rules.get("players", 2)
+  if name == "convergence":   # what summary.json holds: nothing to save
+    _convergence(_WORKDIR.value)
+    return
+  players = _CONFIG.value.rules.get("players", 2)
   if name in SEAT_COMMANDS and players == 2:
     raise configuration.ConfigError(
         f"{name}: for more than two players (rules.players = 2); with two, "
@@ -395,6 +393,24 @@ def main(argv):
     _save(_WORKDIR.value, name, out)
 
 
+def _convergence(workdir: str) -> None:
+  """The max change of every sweep of the solved run in `workdir`, from
+  its summary.json."""
+  summary = results.read_summary(workdir)
+  if summary is None:
+    raise results.ResultsError(f"--workdir={workdir}: no solved run there "
+                               "(no summary.json)")
+  sweeps, changes = plots.sweeps(summary)
+  print(f"{summary['method']}, {summary['model_states']:,} states: "
+        f"{'converged' if summary['converged'] else 'NOT converged'} after "
+        f"{summary['iterations']} sweeps ({summary['norm']} max change, "
+        f"tolerance {summary['tol']:.1e})")
+  print("sweep  max change")
+  for i, change in zip(sweeps, changes):
+    print(f"{i:5d}  {change:.3e}")
+  _draw(lambda: plots.convergence(summary, workdir))
+
+
 def _run(name: str, command: Command) -> dict:
   """The command's results; `maxscore` under rules.hands: one turn of
   each player's hand, one after the other."""
@@ -413,5 +429,12 @@ def _run(name: str, command: Command) -> dict:
   return {"hands": out}
 
 
+def cli() -> None:
+  """The command (`farkle analyze`)."""
+  # --config is checked by `main`: `convergence` has none, and a command
+  # line without a command is told the commands first.
+  command_line.run(main)
+
+
 if __name__ == "__main__":
-  command_line.run(main, required=("config",))
+  cli()

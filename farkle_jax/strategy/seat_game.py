@@ -100,6 +100,12 @@ class SeatGame:
   def players(self) -> int:
     return self.seats.players
 
+  def __repr__(self) -> str:
+    # As `SolvedGame` reads: where from, then the game.
+    return (f"SeatGame({self.label!r}, players={self.players}, "
+            f"goal={self.rules.goal}, rules={self.rules.name!r}, "
+            f"keys={self.w0.size // self.players})")
+
   # Positions.
   def key(self, scores: Sequence[int], counts: Sequence[int] | None = None
           ) -> tuple[int, ...]:
@@ -224,12 +230,13 @@ class SeatGame:
                  ) -> dict[str, Any]:
     """The mover's turn table as data: rows t (points) from 0 to `t_last`
     (default 3,000; at most the last total short of the goal), each with a
-    cell per n = 6..1 dice: bank or roll, and every player's win
-    probability after the better of the two."""
+    cell per n = 6..1 dice: bank or roll, every player's win probability
+    after the better of the two, and whether any turn reaches it."""
     positions.check_t_last(self.rules, t_last)
     turn, unit = self.turn(scores, counts), self.seats.unit
     last = min(self.seats.num_rows - 1,
                (3000 if t_last is None else t_last) // unit)
+    reach = self.reachable(turn.key[0], last + 1)
     rows = []
     for t in range(last + 1):
       bank = self.bank_value(turn, t)
@@ -238,12 +245,28 @@ class SeatGame:
         roll = self.roll_value(turn, t, n)
         banks = bank is not None and bank[0] >= roll[0]
         cells.append({"n": n, "action": "bank" if banks else "roll",
+                      "reachable": bool(reach[t, n - 1]),
                       "win": [float(x) for x in (bank if banks
                                                  else roll)[:-1]]})
       rows.append({"t": t * unit, "cells": cells})
     return {"scores": list(scores), "counts": list(turn.key[
         self.seats.players:]), "win": self.win_probabilities(
             scores, counts).tolist(), "rows": rows}
+
+  def reachable(self, s0: int, rows: int) -> np.ndarray:
+    """[rows, 6] bool: the in-turn states (t, n), t in units, that some
+    rolls reach from the start of a turn (t = 0, six dice) of a mover at
+    score field s0, as `queries.reachable` tells them for two players;
+    play goes on only from totals up to the mover's t_max, but the rows
+    past it that a roll lands on are reached too."""
+    top = min(int(self.seats.t_max(s0)), rows - 1)
+    reach = np.zeros((rows, self.roll.dice_states), bool)
+    reach[:top + 1] = roll_tables.reachable(self.roll, top + 1)
+    for t, col in zip(*np.nonzero(reach[:top + 1])):   # col: n - 1
+      for pts, nxt in self.roll.reach_pts[col]:
+        if top < t + pts < rows:
+          reach[t + pts, nxt - 1] = True
+    return reach
 
   # A game in play (`strategy.match`) asks by key: scores, then farkle
   # counts, as the player to move sees them (as `SolvedGame` answers).
@@ -352,24 +375,43 @@ def format_vector(v: Sequence[float]) -> str:
   return " ".join(f"{x:.6f}" for x in v)
 
 
+LEGEND = ("W = win probability of the player to move; B = bank, otherwise "
+          "roll; - = unreachable")
+
+
 def format_turn_table(game, scores, counts=None,
                       t_last: int | None = None) -> str:
-  """The mover's turn table (`table` of either game, by every player's
-  score) as text: rows t,
-  columns n = 6..1; each cell the mover's win probability and B (bank) or
-  R (roll)."""
-  table = game.table(scores, counts, t_last)
-  names = table.get("dice", {}).get("columns") or range(6, 0, -1)
-  lines = [f"scores {','.join(map(str, scores))} (player to move first), "
+  """The mover's turn table of either game (`table`, by every player's
+  score) as text (`format_table`)."""
+  return format_table(game.table(scores, counts, t_last))
+
+
+def format_table(table: dict[str, Any]) -> str:
+  """A turn table by scores (`table` of either game) as text, as
+  `queries.format_table` writes the two-player one: rows t, columns n =
+  6..1, each cell W with 'B' after it where banking is best, '-' where no
+  rolls reach; above, a legend, every player's win probability, and the
+  farkle counts unless all are 0."""
+  head = f"turn table scores {','.join(map(str, table['scores']))}"
+  if any(table.get("counts", ())):
+    head += f" counts {','.join(map(str, table['counts']))}"
+  lines = [f"{head} (player to move first)  ({LEGEND})",
            f"win probabilities {format_vector(table['win'])}"]
+  names = [str(c["n"]) for c in table["rows"][0]["cells"]]
   if "dice" in table:
+    names = table["dice"]["columns"]
     lines.append(f"dice left, by letter: {table['dice']['legend']}")
-  lines.append("     t" + "".join(f"{f'n={n}':>10}" for n in names))
-  for row in table["rows"]:
-    cells = [f"{c['action'][0].upper()} {c['win'][0]:.5f}"
-             for c in row["cells"]]
-    lines.append(f"{row['t']:>6}" + "".join(f"{c:>10}" for c in cells))
+  lines.append(f"{'t':>6} " + " ".join(f"{'n=' + n:>10}" for n in names))
+  lines += [f"{row['t']:>6} " + " ".join(map(_cell, row["cells"]))
+            for row in table["rows"]]
   return "\n".join(lines)
+
+
+def _cell(cell: dict[str, Any]) -> str:
+  """One cell of `format_table`, 10 characters."""
+  if not cell.get("reachable", True):
+    return f"{'-':>10}"
+  return f"{cell['win'][0]:9.6f}{'B' if cell['action'] == 'bank' else ' '}"
 
 
 def format_advice(game, scores, t: int, dice, counts=None,
