@@ -24,7 +24,9 @@ from ml_collections import config_flags
 
 import farkle_jax  # noqa: F401  (enables float64 before any array)
 from farkle_jax.apps import cluster, command_line, progress
-from farkle_jax.solver import checkpointing, driver, stage_engine
+from farkle_jax.game import dice
+from farkle_jax.solver import checkpointing, configuration, driver
+from farkle_jax.solver import stage_engine
 from farkle_jax.solver import placement, results
 
 _CONFIG = config_flags.DEFINE_config_file(
@@ -75,8 +77,10 @@ def main(argv):
     return
   print(f"first-player win probability: {summary['first_player_win']:.6f} "
         f"({_convergence(summary)})")
-  for sl in _CONFIG.value.slices:
-    b, d, f, e = sl
+  rules, settings = configuration.check(_CONFIG.value)
+  if rules.hands:
+    print(_match_up(rules, _WORKDIR.value))
+  for b, d, f, e in settings.slices:
     with open(results.table_name(_WORKDIR.value, b, d, f, e) + ".txt") as fh:
       print(fh.read())
   print(f"results in {_WORKDIR.value} (the log: "
@@ -124,6 +128,18 @@ class WorkdirLog(py_logging.FileHandler):
     """A log that cannot be written (a full disk) is not the run's
     failure: the record is dropped, without the traceback `logging` would
     print; the run reports its own errors."""
+
+
+def _match_up(rules, workdir: str) -> str:
+  """Under rules.hands: whose hands the headline's game opposes, and how
+  to see the other match-ups."""
+  lines = ["the match-up: player 1 with hand 1 moves first against player 2 "
+           "with hand 2"]
+  lines += [f"  hand {h}: {dice.legend(spec)}"
+            for h, spec in enumerate(rules.hand_specs, start=1)]
+  lines.append(f"  every match-up: farkle table --workdir {workdir} "
+               "--hands MOVER,OPPONENT (e.g. --hands 2,1)")
+  return "\n".join(lines)
 
 
 def _convergence(summary) -> str:

@@ -9,10 +9,11 @@ import re
 from conftest import ROOT
 
 PACKAGE = os.path.join(ROOT, "farkle_jax")
-# game -> solver -> strategy -> entry points (apps/, and the package's top:
-# main.py and the public face): a module may import its own layer and the
-# layers below it.
-LAYERS = {"game": 0, "solver": 1, "strategy": 2, "apps": 3, "": 3}
+# game -> solver -> strategy -> entry points (apps/, the shipped configs
+# a solve runs, and the package's top: main.py and the public face): a
+# module may import its own layer and the layers below it.
+LAYERS = {"game": 0, "solver": 1, "strategy": 2, "apps": 3, "configs": 3,
+          "": 3}
 
 
 def _modules():
@@ -44,7 +45,7 @@ def _target_layer(dotted: str) -> int | None:
   parts = dotted.split(".")[1:]
   if not parts:
     return None   # `import farkle_jax`: the package itself (64-bit mode)
-  if parts[0] in ("game", "solver", "strategy", "apps"):
+  if parts[0] in ("game", "solver", "strategy", "apps", "configs"):
     return LAYERS[parts[0]]
   if os.path.exists(os.path.join(PACKAGE, parts[0] + ".py")):
     return LAYERS[""]

@@ -19,7 +19,7 @@ SUBCOMMANDS = {   # what each runs, read from the sources, not the product
     "serve": "farkle_jax/apps/serve.py",
 }
 # The shared flags a command takes by calling command_line's definers.
-SHARED = {"define_key_flags": ("b", "d", "f", "e"),
+SHARED = {"define_key_flags": ("b", "d", "f", "e", "hands"),
           "define_scores_flags": ("scores", "counts")}
 
 

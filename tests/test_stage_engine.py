@@ -35,7 +35,9 @@ def test_main_solves_three_players_and_resumes(tmp_path):
   first = out.stdout.splitlines()[1]
   assert first == f"  seat 1: {w[0, 0, 0, 0, 0, 0, 0]:.9f}"
   again = _main(*TINY, "--workdir", workdir)
-  assert again.returncode == 0 and "resumed from checkpoint" in again.stderr
+  assert again.returncode == 0, again.stderr
+  with open(os.path.join(workdir, "log.txt")) as f:   # the run's records
+    assert "resumed from checkpoint" in f.read()
   assert again.stdout.splitlines()[:4] == out.stdout.splitlines()[:4]
 
 

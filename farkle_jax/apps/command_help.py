@@ -8,6 +8,7 @@ then it exits 0. absl's own help would hide the shared flags and exit 1.
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 
@@ -80,3 +81,18 @@ def example(module: str, prog: str) -> str:
                 if line.strip().startswith(("farkle ", "python -m "))), None)
   where = f"{name} --help lists every flag"
   return f"e.g. {first}; {where}" if first else where
+
+
+def say(text: str) -> None:
+  """Prints `text`; a reader that stops early (`| head`) ends it quietly."""
+  try:
+    print(text, flush=True)
+  except BrokenPipeError:
+    closed_pipe()
+
+
+def closed_pipe() -> None:
+  """Exits 0 once stdout's reader has gone: what it read was what it
+  wanted (Python would otherwise complain again at exit)."""
+  os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+  sys.exit(0)

@@ -195,7 +195,7 @@ def _no_such_field(name: str, fields: list[str]) -> str:
 def _parse(argv: list[str]) -> list[str]:
   argv = ["--verbose" if a == "-v" else a for a in argv]
   if any(a in command_help.HELP_FLAGS for a in argv[1:]):
-    print(command_help.render(_ENTRY[0], argv[0]))
+    command_help.say(command_help.render(_ENTRY[0], argv[0]))
     sys.exit(0)
   argv = _shipped_config(argv)
   verbose = _verbose(argv)
@@ -257,6 +257,8 @@ def guarded(main: Callable[[list[str]], None]) -> Callable[[list[str]], None]:
       main(argv)
     except SystemExit:
       raise
+    except BrokenPipeError:   # `| head` has read what it wanted
+      command_help.closed_pipe()
     except BaseException as e:  # one line for anything, by its kind
       code, message = classify(e)
       fail(message, code, e, _VERBOSE.value)
@@ -323,14 +325,40 @@ def refuse_given(names: tuple[str, ...], why: str) -> None:
 
 
 def define_key_flags() -> tuple:
-  """--b, --d, --f, --e: a two-player start of turn (flag holders)."""
+  """--b, --d, --f, --e: a two-player start of turn (flag holders); and
+  --hands, which takes the place of --f and --e under rules.hands (read
+  them with `key_fields`)."""
+  flags.DEFINE_string(
+      "hands", None, "Under rules.hands (each player's own dice): the "
+      "mover's hand and the opponent's, numbered from 1 as the tables "
+      "number them, e.g. 2,1 (default 1,2: player 1 to move).")
   return (
       flags.DEFINE_integer("b", 0, "Banked score of the player to move."),
       flags.DEFINE_integer("d", 0, "Banked score of the opponent."),
-      flags.DEFINE_integer("f", 0, "Farkle turns in a row, player to move "
-                           "(under rules.hands: their hand, 0 or 1)."),
-      flags.DEFINE_integer("e", 0, "Farkle turns in a row, opponent (under "
-                           "rules.hands: their hand)."))
+      flags.DEFINE_integer("f", 0, "Farkle turns in a row of the player "
+                           "to move (under a farkle penalty)."),
+      flags.DEFINE_integer("e", 0, "Farkle turns in a row of the opponent "
+                           "(under a farkle penalty)."))
+
+
+def key_fields(rules) -> tuple[int, int]:
+  """The (f, e) fields of the key asked for: --f and --e, or under
+  rules.hands the hands of --hands (numbered from 1 on the command line,
+  from 0 in the key). app.UsageError for the flags of the other kind."""
+  given = flags.FLAGS
+  if not rules.hands:
+    refuse_given(("hands",), "only for a run with rules.hands (each "
+                 "player's own dice); here --f and --e count farkles")
+    return given.f, given.e
+  refuse_given(("f", "e"), "count farkles in a row; under rules.hands give "
+               "--hands MOVER,OPPONENT instead (e.g. 2,1)")
+  text, count = given.hands or "1,2", len(rules.hands)
+  parts = text.split(",")
+  if len(parts) != 2 or not all(p.strip().isdigit() and
+                                1 <= int(p) <= count for p in parts):
+    raise app.UsageError(f"--hands={text}: two hand numbers, the mover's "
+                         f"then the opponent's, each 1..{count}")
+  return int(parts[0]) - 1, int(parts[1]) - 1
 
 
 def define_scores_flags() -> None:

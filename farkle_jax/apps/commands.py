@@ -17,6 +17,9 @@ import sys
 import textwrap
 from typing import NamedTuple, Sequence
 
+from farkle_jax import configs   # (file listings: no solver imported)
+from farkle_jax.apps import command_help
+
 USAGE_EXIT = 2
 
 
@@ -43,7 +46,6 @@ COMMANDS = {
 
 def overview() -> str:
   """`farkle --help`: the commands, one line each, and the configs."""
-  from farkle_jax import configs   # (a file listing, no solver)
   lines = ["usage: farkle <command> [flags]", "",
            "The exact Farkle solver: any rules, dice and number of players.",
            "", "commands:"]
@@ -70,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if argv[1:2] and argv[1] in COMMANDS:   # farkle help advise
       argv = [argv[1], "--help"]
     else:
-      print(overview())
+      command_help.say(overview())
       sys.exit(0)
   name = argv[0]
   if name not in COMMANDS:

@@ -134,6 +134,10 @@ def _check_hand(r: rules_lib.Rules, method: str) -> None:
 
 def _slices(config, r: rules_lib.Rules) -> list[tuple[int, int, int, int]]:
   slices = []
+  if r.hands and tuple(map(tuple, config.slices)) == ((0, 0, 0, 0),):
+    # The default table under rules.hands: the opening match-up, player 1
+    # (hand 1) against player 2 (hand 2), not hand 1 against itself.
+    return [(0, 0, 0, 1)]
   for sl in config.slices:
     if not isinstance(sl, (tuple, list)) or len(sl) != 4:
       _fail("slices", sl, "tuples (b, d, f, e): scores in points, counts")
