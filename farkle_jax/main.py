@@ -89,12 +89,7 @@ def main(argv):
 
 def _progress_display():
   """What --progress asks for (None: log records only)."""
-  kind = _PROGRESS.value
-  if kind == "auto":   # with -v the records show the progress: no bar
-    kind = ("log" if flags.FLAGS.verbose else
-            "bar" if sys.stderr.isatty() else "lines")
-  return {"bar": progress.ResidualBar, "lines": progress.ResidualLines,
-          "log": lambda: None}[kind]()
+  return progress.for_solve(_PROGRESS.value, flags.FLAGS.verbose)
 
 
 class WorkdirLog(py_logging.FileHandler):

@@ -283,7 +283,7 @@ def test_advice_keeps_what_the_plain_scorer_offers(hands_game):
 def test_advise_and_table_from_the_command_line(hands_game):
   out = subprocess.run(
       [sys.executable, "-m", "farkle_jax.apps.advise", "--workdir",
-       hands_game.label, "--b", "0", "--d", "0", "--f", "0", "--e", "1",
+       hands_game.label, "--b", "0", "--d", "0", "--hands", "1,2",
        "--roll", "A1,B6,B3,C3,C3,C2"],
       cwd=ROOT, capture_output=True, text=True, timeout=300)
   assert out.returncode == 0, out.stderr

@@ -268,10 +268,13 @@ def test_the_issues_cases_from_the_command_line(runs, commands):
                "--t_max", "99999999999999"], "to the goal 500"),
       (advise, ["--workdir", three, "--scores", "0,0,0", "--roll",
                 "B1,A5"], "faces are 1..6"),
-      (advise, ["--workdir", hands, "--f", "2"], "f=2"),
+      (advise, ["--workdir", hands, "--hands", "3,1"], "--hands=3,1"),
+      (advise, ["--workdir", hands, "--f", "1"], "give --hands"),
       (advise, ["--workdir", hands, "--scores", "0,0", "--counts", "0,2"],
        "hand held"),
-      (table, ["--workdir", hands, "--f", "2"], "f=2"),
+      (table, ["--workdir", hands, "--hands", "1"], "two hand numbers"),
+      (table, ["--workdir", hands, "--e", "1"], "give --hands"),
+      (table, ["--workdir", three, "--hands", "1,2"], "--hands: for a two"),
   ]
   for run, args, words in cases:
     out = run(*args)

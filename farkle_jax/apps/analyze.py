@@ -276,7 +276,12 @@ def _context(config, workdir: str | None, need_optimal: bool,
     return catalog.Context(layout, roll_tables.build(rules))
   if not workdir:
     raise catalog.StrategyError("the optimal strategy needs --workdir")
-  run = driver.ensure(config, workdir, _ALLOW.value)
+  display = progress.for_solve(verbose=flags.FLAGS.verbose)
+  try:   # a display only shows once a solve is needed
+    run = driver.ensure(config, workdir, _ALLOW.value, on_chunk=display)
+  finally:
+    if display is not None:
+      display.close()
   return catalog.Context(run.layout, run.roll, run.w0)
 
 

@@ -319,7 +319,8 @@ def _failure_message(exc: BaseException) -> str:
 def refuse_given(names: tuple[str, ...], why: str) -> None:
   """Refuses (UsageError) the flags among `names` given on the command
   line, say for another kind of run than the one asked."""
-  given = [f"--{n}" for n in names if flags.FLAGS[n].present]
+  given = [f"--{n}" for n in names
+           if n in flags.FLAGS and flags.FLAGS[n].present]
   if given:
     raise app.UsageError(f"{', '.join(given)}: {why}")
 
@@ -383,7 +384,7 @@ def by_scores(players: int) -> bool:
 def seats_position(players: int) -> tuple[list[int], list[int] | None]:
   """Reads --scores (default every player at 0) and --counts (default
   None), refusing the two-player flags beside them."""
-  refuse_given(("b", "d", "f", "e"), (
+  refuse_given(("b", "d", "f", "e", "hands"), (
       f"for a two-player run; this one has {players} players: give "
       "--scores (and --counts)") if players > 2 else (
       "give either --scores (and --counts) or --b, --d, --f, --e"))

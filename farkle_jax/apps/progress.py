@@ -130,3 +130,20 @@ class CountBar:
   def close(self) -> None:
     if self._bar is not None:
       self._bar.close()
+
+
+def for_solve(kind: str = "auto", verbose: bool = False):
+  """A progress display for `driver.run(..., on_chunk=...)` (close it when
+  done), or None for log records only.
+
+  Args:
+    kind: "bar", "lines" (a plain line every LOG_SECONDS), "log", or
+      "auto": a bar on a terminal, lines otherwise, and log records alone
+      with `verbose` (they show the progress; a bar would be cut by them).
+    verbose: whether log records reach the terminal (-v).
+  """
+  if kind == "auto":
+    kind = ("log" if verbose else
+            "bar" if sys.stderr.isatty() else "lines")
+  return {"bar": ResidualBar, "lines": ResidualLines,
+          "log": lambda: None}[kind]()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+from absl import flags
+
 from farkle_jax.apps import progress
 from farkle_jax.solver import configuration, driver, results, stage_engine
 from farkle_jax.strategy import positions, seat_game, seated, simulation
@@ -26,11 +28,16 @@ def solved(config, workdir: str | None,
       return game
   except results.ResultsError:   # none there yet, or another one
     pass
+  progress.say(f"solving the run in {workdir} first (rerun, it resumes)")
+  display = progress.for_solve(verbose=flags.FLAGS.verbose)
   try:
-    driver.run(config, workdir)
+    driver.run(config, workdir, on_chunk=display)
   except driver.NotConverged:
     if not allow_unconverged:
       raise
+  finally:
+    if display is not None:
+      display.close()
   return seat_game.SeatGame.load(workdir, allow_unconverged)
 
 

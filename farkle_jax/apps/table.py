@@ -25,7 +25,7 @@ from farkle_jax.solver import queries
 from farkle_jax.strategy import positions, seat_game
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Workdir of a finished run.")
-_B, _D, _F, _E = command_line.define_key_flags()
+_B, _D, _, _ = command_line.define_key_flags()  # --f, --e: key_fields
 _T_MAX = flags.DEFINE_integer(
     "t_max", None, "Last turn total to list (default: where every n banks; "
     "3,000 for more than two players).")
@@ -48,11 +48,12 @@ def main(argv):
   if command_line.by_scores(game.players):
     _table_by_scores(game)
     return
-  table = game.turn_table(_B.value, _D.value, _F.value, _E.value,
-                          _T_MAX.value)
+  f, e = command_line.key_fields(game.rules)
+  table = game.turn_table(_B.value, _D.value, f, e, _T_MAX.value)
   print(queries.to_json(table) if _JSON.value else queries.format_table(table))
-  _draw(table, f"turn table b={_B.value} d={_D.value} f={_F.value} "
-        f"e={_E.value}")
+  fields = (f"hands {f + 1} v {e + 1}" if game.rules.hands
+            else f"f={f} e={e}")
+  _draw(table, f"turn table b={_B.value} d={_D.value} {fields}")
 
 
 def _table_by_scores(game):
