@@ -1,7 +1,9 @@
-"""Latency of advice requests on a solved run: the Python API and HTTP.
+"""Latency of advice requests on a solved run: the Python API, HTTP, and
+the advise command from a cold start.
 
   python experiments/advice_latency.py                 # shipped facebook
   python experiments/advice_latency.py --workdir W --requests 1000
+  python experiments/advice_latency.py --cold_only --cold_starts 10
 
 Each request is a random position of the solved model (a random
 start-of-turn key, a random reachable turn total and dice count) and a
@@ -11,14 +13,23 @@ requests, --requests are timed one by one, first through
 `SolvedGame.advise`, then as GET /api/advice to `farkle_jax.apps.serve` started
 on this machine (a keep-alive connection, JSON decoded). Prints p50, p99
 and max in milliseconds and writes them to --json.
+
+Then --cold_starts times the advise command as a player types it, each run
+a fresh process started from the system's temporary folder (interpreter,
+imports, reading the values, the answer: `farkle advise --b 0 --d 0 --roll
+6,5,3,3,3,2`, with --workdir where one is given), alternating with
+`python -c "import numpy"`, the floor of any process that reads the values;
+best and median wall seconds of each. --cold_only times only these.
 """
 
 import http.client
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -91,9 +102,9 @@ def serve(workdir: str | None) -> tuple[subprocess.Popen, int]:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
   args = ["--workdir", workdir] if workdir else ["--shipped", "facebook"]
-  proc = subprocess.Popen([sys.executable, "-m", "farkle_jax.apps.serve", *args,
-                           "--port", str(port)], stdout=subprocess.PIPE,
-                          text=True)
+  proc = subprocess.Popen([sys.executable, "-m", "farkle_jax.apps.serve",
+                           *args, "--port", str(port)],
+                          stdout=subprocess.PIPE, text=True)
   proc.stdout.readline()   # printed once the values are loaded
   for _ in range(600):
     try:
@@ -104,9 +115,51 @@ def serve(workdir: str | None) -> tuple[subprocess.Popen, int]:
   raise RuntimeError("the server did not start")
 
 
+# The command of the cold-start figure: the README's worked example.
+COLD_ARGS = ("--b", "0", "--d", "0", "--roll", "6,5,3,3,3,2")
+
+
+def _wall(args: list[str]) -> float:
+  """Wall seconds of `python args`, a fresh process in the temporary folder
+  (the package as installed, not a checkout in the working folder)."""
+  start = time.perf_counter()
+  subprocess.run([sys.executable, *args], check=True, capture_output=True,
+                 cwd=tempfile.gettempdir())
+  return time.perf_counter() - start
+
+
+def cold_starts(runs: int, workdir: str | None) -> dict:
+  """Best and median wall seconds of `runs` advise commands from a cold
+  start, and of as many `python -c "import numpy"` between them."""
+  args = [*COLD_ARGS, *(["--workdir", workdir] if workdir else [])]
+  advise, floor = [], []
+  for _ in range(runs):
+    advise.append(_wall(["-m", "farkle_jax.apps.advise", *args]))
+    floor.append(_wall(["-c", "import numpy"]))
+  return {"command": "farkle advise " + " ".join(args), "runs": runs,
+          "best_s": min(advise), "median_s": statistics.median(advise),
+          "numpy_best_s": min(floor),
+          "numpy_median_s": statistics.median(floor)}
+
+
+def print_cold(c: dict) -> None:
+  print(f"cold  best {c['best_s']:.3f} s  median {c['median_s']:.3f} s  "
+        f"({c['runs']} runs of {c['command']}; python -c 'import numpy': "
+        f"best {c['numpy_best_s']:.3f} s, median "
+        f"{c['numpy_median_s']:.3f} s)")
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+  machine = {"machine": f"{cpu_name()}, {os.cpu_count()} cores",
+             "date": time.strftime("%Y-%m-%d")}
+  if _COLD_ONLY.value:
+    figures = {"cold": cold_starts(_COLD.value, _WORKDIR.value), **machine}
+    print_cold(figures["cold"])
+    if _JSON.value:
+      write_figures(_JSON.value, figures)
+    return
   game = SolvedGame.open(_WORKDIR.value, "facebook")
   total = _WARMUP.value + _REQUESTS.value
   work = requests(game, 2 * total, _SEED.value)
@@ -123,13 +176,14 @@ def main(argv):
   lay = game.layout
   figures = {"values": game.label, "rules": game.rules.name,
              "goal": game.rules.goal, "floor": game.rules.floor,
-             "keys": lay.num_keys, "api": api, "http": over_http,
-             "machine": f"{cpu_name()}, {os.cpu_count()} cores",
-             "date": time.strftime("%Y-%m-%d")}
+             "keys": lay.num_keys, "api": api, "http": over_http, **machine}
   for name in ("api", "http"):
     f = figures[name]
     print(f"{name:<5} p50 {f['p50_ms']:6.2f} ms  p99 {f['p99_ms']:6.2f} ms  "
           f"max {f['max_ms']:6.2f} ms  ({f['requests']} requests)")
+  if _COLD.value:
+    figures["cold"] = cold_starts(_COLD.value, _WORKDIR.value)
+    print_cold(figures["cold"])
   if _JSON.value:
     write_figures(_JSON.value, figures)
 
@@ -141,4 +195,8 @@ if __name__ == "__main__":   # (advice_load imports this file: no flags then)
   _WARMUP = flags.DEFINE_integer("warmup", 50, "Untimed requests first.")
   _SEED = flags.DEFINE_integer("seed", 0, "Seed of the positions and rolls.")
   _JSON = flags.DEFINE_string("json", None, "Write the figures here.")
+  _COLD = flags.DEFINE_integer("cold_starts", 5, "Advise commands timed "
+                               "from a cold start (0: none).")
+  _COLD_ONLY = flags.DEFINE_bool("cold_only", False, "Time only the "
+                                 "advise command from a cold start.")
   command_line.run(main)

@@ -16,14 +16,20 @@ stays light for the command-line tools):
     farkle_jax.evaluate(game, "maxscore", "optimal")["overall"]
 
 The solve is float64 by default, so importing the package enables JAX's 64-bit
-mode (it must be on before any array exists).
+mode (it must be on before any array exists) without importing JAX: where
+JAX is not imported yet, through the environment variable JAX_ENABLE_X64,
+which JAX reads as it is imported (so child processes inherit it); a query
+of a solved game is NumPy alone and never imports JAX.
 """
 
 import importlib
+import os
+import sys
 
-import jax
-
-jax.config.update("jax_enable_x64", True)
+if "jax" in sys.modules:
+  sys.modules["jax"].config.update("jax_enable_x64", True)
+else:
+  os.environ["JAX_ENABLE_X64"] = "1"
 
 # Public name -> (module, attribute).
 _PUBLIC = {
@@ -43,8 +49,11 @@ def load(workdir: str | None = None, shipped: str = "facebook",
   package (`shipped`: "facebook" or "default"): a `SolvedGame` for a
   two-player run, a `SeatGame` (every seat's win probabilities, advice and
   turn tables by the players' scores) for a run of more players."""
-  seat_game = importlib.import_module("farkle_jax.strategy.seat_game")
-  if seat_game.is_seats_run(workdir):
+  # The seat engine (JAX) only for a run of the seat engine: its summary
+  # holds every seat's win ("seat_win").
+  results = importlib.import_module("farkle_jax.solver.results")
+  if workdir and "seat_win" in (results.read_summary(workdir) or {}):
+    seat_game = importlib.import_module("farkle_jax.strategy.seat_game")
     return seat_game.SeatGame.load(workdir, allow_unconverged)
   solved_game = importlib.import_module("farkle_jax.strategy.solved_game")
   return solved_game.SolvedGame.open(workdir, shipped, allow_unconverged)

@@ -39,6 +39,19 @@ def test_in_turn_values_agree_with_reference(solved):
         assert abs(got[t, n - 1, i] - ref_v[t * 50][n - 1][idx]) < 1e-12
 
 
+def test_a_querys_numpy_pass_agrees_with_reference(solved):
+  """The row arithmetic run in NumPy for one key (`queries.Turns`, what a
+  query asks) against the plain reference, as the jitted pass above."""
+  _, w0, layout, roll, _, _, ref_v = solved
+  turns = queries.Turns(w0, layout, roll)
+  for k in (0, layout.num_keys // 3, layout.num_keys - 1):
+    idx = np.unravel_index(k, layout.key_shape)
+    got = turns.of(k).value
+    for t in range(int(layout.t_max(idx[0])) + 1):
+      for n in range(1, N_DICE + 1):
+        assert abs(got[t, n - 1] - ref_v[t * 50][n - 1][idx]) < 1e-12
+
+
 def test_values_are_probabilities_and_increase_with_turn_total(solved):
   _, w0, layout, roll, _, _, _ = solved
   assert ((w0 > 0) & (w0 < 1)).all()

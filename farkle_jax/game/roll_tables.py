@@ -44,12 +44,18 @@ def reachable(roll: RollTables, size: int, start: int | None = None
   S = roll.dice_states
   reach = np.zeros((size, S), bool)
   reach[0, (S if start is None else start) - 1] = True
+  # Every option as (state left, units added, state reached), each row's
+  # at once. An option adds at least one unit (points are positive
+  # multiples of the step), so a row is complete once the rows below it
+  # have been followed.
+  options = [(n, pts, nxt - 1) for n, opts in enumerate(roll.reach_pts)
+             for pts, nxt in opts]
+  source, gain, target = np.array(options, np.int64).reshape(-1, 3).T
   for t in range(size):
-    for n in range(1, S + 1):
-      if reach[t, n - 1]:
-        for pts, nxt in roll.reach_pts[n - 1]:
-          if t + pts < size:
-            reach[t + pts, nxt - 1] = True
+    on = reach[t, source]
+    rows = t + gain[on]
+    inside = rows < size
+    reach[rows[inside], target[on][inside]] = True
   return reach
 
 

@@ -9,9 +9,10 @@ farkling lead to:
     W(t, n)    = max(roll(t, n), 1 - W0[d, b + t, e, 0])  if t >= bank minimum
                = roll(t, n)                               otherwise
 
-Both solve methods (`value_iteration`, `ordered`) and every query of a solved
-run are this pass; everything is a gather over the roll tables and the
-positions of `game.layout`.
+Both solve methods (`value_iteration`, `ordered`) are this pass, a jitted
+loop over the rows; everything is a gather over the roll tables and the
+positions of `game.layout`. The arithmetic of a row is `row_step`'s, which
+the queries of a solved run also run, in NumPy, one key at a time.
 """
 
 from __future__ import annotations
@@ -24,44 +25,16 @@ import numpy as np
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout, flat_turn, turn_row
-from farkle_jax.solver import sweep_counts
+from farkle_jax.solver import row_step, sweep_counts
 
-
-class OptionGroup(NamedTuple):
-  """Score sets that offer the same number of options j."""
-  rows: jax.Array  # [R_j, j] int32, turn offset of each option's (pts, n')
-
-
-class RollArrays(NamedTuple):
-  """Device-resident roll tables (independent of the keys)."""
-  groups: tuple[OptionGroup, ...]  # option gathers, grouped by option count
-  set_weight: jax.Array   # [S, R] probability of score set r for state n
-  farkle_prob: jax.Array  # [S]
-
-  @property
-  def dice_states(self) -> int:
-    return self.farkle_prob.shape[0]
+# The roll tables as arrays (`row_step`, which owns the row arithmetic).
+OptionGroup = row_step.OptionGroup
+RollArrays = row_step.RollArrays
 
 
 def roll_arrays(roll: roll_tables.RollTables, dtype=jnp.float64) -> RollArrays:
   """Puts the roll tables on the default device, options grouped by count."""
-  pts, nxt = roll.opt_pts, roll.opt_next
-  counts = np.array([len(set(zip(p, q))) for p, q in zip(pts, nxt)])
-  order = np.argsort(counts, kind="stable")
-  groups = []
-  for j in sorted(set(counts)):
-    sel = order[counts[order] == j]
-    rows = np.zeros((len(sel), j), np.int32)
-    for i, r in enumerate(sel):
-      uniq = list(dict.fromkeys(zip(pts[r], nxt[r])))
-      rows[i] = [flat_turn(p, q, roll.dice_states) for p, q in uniq]
-    groups.append(OptionGroup(rows=jnp.asarray(rows)))
-  weight = np.zeros((roll.dice_states, len(order)))
-  for col, r in enumerate(order):
-    weight[roll.set_dice[r] - 1, col] = roll.set_prob[r]
-  return RollArrays(groups=tuple(groups),
-                    set_weight=jnp.asarray(weight, dtype),
-                    farkle_prob=jnp.asarray(roll.farkle_prob, dtype))
+  return row_step.roll_arrays(roll, dtype, jnp)
 
 
 class RowPlan(NamedTuple):
@@ -158,28 +131,18 @@ def _row_body(x_farkle, padded, bank_base, top, roll: RollArrays,
               layout: StateLayout, relative: bool, picks: bool, rolls: bool):
   """The loop body of `turn_pass`: row top - i of every key of the batch,
   as a function (i, (rows, change, chosen, rolled)) -> the same."""
-  farkle_term = roll.farkle_prob[:, None] * x_farkle[None]
+  farkle = row_step.farkle_term(roll, x_farkle)
 
   def body(i, carry):
     rows, res, chosen, rolled = carry
     k = rows.shape[-1]
     t = top - i
-    flat = rows.reshape(-1, k)
-    best, pick = [], []
-    for g in roll.groups:
-      top_j, pick_j = _best_option(flat, layout.reached_offset(t, g.rows, jnp),
-                                   picks)
-      best.append(top_j)                           # [R_j, k]
-      pick.append(pick_j)
+    value, new, pick = row_step.row(
+        rows.reshape(-1, k), row_step.reached(t, roll, layout, jnp), farkle,
+        row_step.bank_value(t, padded, bank_base, layout, jnp), roll, jnp,
+        picks)
     if picks:
-      chosen = jax.lax.dynamic_update_index_in_dim(
-          chosen, jnp.concatenate(pick, axis=0), t, axis=0)
-    best = jnp.concatenate(best, axis=0)           # [R, k]
-    value = jnp.dot(roll.set_weight, best,
-                    precision=jax.lax.Precision.HIGHEST) + farkle_term
-    bank = jnp.where(t >= layout.bank_floor_at(bank_base, jnp), 1 - padded[
-        layout.bank_position(bank_base, t, jnp)], 0.0)
-    new = jnp.maximum(value, bank[None, :])         # [S, k]
+      chosen = jax.lax.dynamic_update_index_in_dim(chosen, pick, t, axis=0)
     rolled = (jax.lax.dynamic_update_index_in_dim(rolled, value, t, axis=0)
               if rolls else rolled)
     old = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)
@@ -226,31 +189,6 @@ def row_bytes(keys: int, roll: RollArrays, layout: StateLayout,
 
   return gathered, sweep_counts.bytes_accessed(one_row, rows, x, padded,
                                                base, roll, donate=0)
-
-
-def _best_option(flat: jax.Array, idx: jax.Array, picks: bool
-                 ) -> tuple[jax.Array, jax.Array | None]:
-  """The best of each score set's options, and with `picks` which one.
-
-  Args:
-    flat: [(T + 1) * S, k] the rows; idx: [R_j, j] int32 option positions.
-
-  Returns:
-    [R_j, k] the best values and [R_j, k] int8 the first best option (None
-    without `picks`).
-  """
-  # An elementwise running maximum over the j columns: XLA's CPU backend
-  # fuses the gathers into it. A max-reduce over the gathered [R_j, j, k]
-  # block is instead written out and handed to a library reduce kernel, 3x
-  # slower over a whole sweep (BENCHMARKS.md). With picks, max and argmax of
-  # one block fuse into a single reduce with the gather.
-  if picks:
-    got = flat[idx]                                # [R_j, j, k]
-    return got.max(axis=1), got.argmax(axis=1).astype(jnp.int8)
-  best = flat[idx[:, 0]]
-  for i in range(1, idx.shape[1]):
-    best = jnp.maximum(best, flat[idx[:, i]])
-  return best, None
 
 
 def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,

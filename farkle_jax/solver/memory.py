@@ -12,11 +12,13 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import jax
 import numpy as np
 
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import newton, ordered, value_iteration, wave_schedule
+
+# JAX and the solver's modules (which import it) are imported where they
+# are needed: a query of a solved run checks host memory here without
+# paying for JAX's import.
 
 RUNTIME_BYTES = 2**29  # XLA runtime, tables and host-side bookkeeping
 BYTES = {"float64": 8, "float32": 4}
@@ -33,7 +35,9 @@ def available_bytes(on_device: bool) -> tuple[int, str]:
     on_device: for device arrays (the default device's memory limit on an
       accelerator; host memory on a CPU backend), else for NumPy arrays.
   """
-  dev = jax.devices()[0]
+  if on_device:
+    import jax
+    dev = jax.devices()[0]
   if on_device and dev.platform != "cpu":
     stats = dev.memory_stats() or {}
     if "bytes_limit" in stats:
@@ -101,6 +105,7 @@ def full_state_bytes(layout: StateLayout, dtype: str = "float64",
   value array twice (XLA keeps the previous one while writing), the start
   values, the index tables and one turn step's temporaries."""
   size = BYTES[dtype]
+  from farkle_jax.solver import value_iteration
   chunks = value_iteration.padded_chunks(layout, devices) // devices
   values = chunks * int(np.prod(layout.value_shape[1:])) * size
   keys = (layout.num_keys * size * 4
@@ -121,6 +126,7 @@ def ordered_bytes(layout: StateLayout, dtype: str = "float64",
           + TEMP_BYTES * size // 8)
   if not (newton_step and layout.rules.has_penalty):
     return base
+  from farkle_jax.solver import newton, ordered
   group = (min(ordered.default_b_group(layout), layout.num_scores)
            * layout.bank_min * layout.num_farkle)
   rows = layout.num_rows + 1
@@ -146,6 +152,7 @@ def wavefront_bytes(layout: StateLayout, dtype: str = "float64",
   vector, the per-key and per-step tables, and its share of the columns'
   two rings and temporaries."""
   size = BYTES[dtype]
+  from farkle_jax.solver import wave_schedule
   columns = -(-wave_schedule.ring_columns(layout, 128 * devices) // devices)
   rows = min(RING_ROWS, layout.num_rows + 1)
   per_column = (2 * rows * 6 * (size + 4) + TARGETS_PER_ROW * (size + 4)
@@ -265,6 +272,7 @@ def check_solve(layout: StateLayout, method: str, dtype: str,
   `shared` (default: on a CPU backend) that they share the host's memory.
   On an accelerator a refusal names how many devices of the kind would fit.
   """
+  import jax
   devices = jax.device_count() if devices is None else devices
   if shared is None:
     shared = jax.devices()[0].platform == "cpu"

@@ -6,23 +6,21 @@ probability and the optimal action (bank or roll) of every in-turn state
 (t, n), and which of them no sequence of rolls can reach from the start of
 the turn (t = 0, the whole hand: n = 6 for six dice alike). Its
 values are rebuilt from the converged start-of-turn values W0 by one backward
-pass over the turn (`bellman.turn_values`).
+pass over the turn, in NumPy (`Turns`, the solver's row arithmetic of
+`row_step`): a query imports no JAX and compiles nothing.
 """
 
 from __future__ import annotations
 
 import collections
-import functools
 import json
 from typing import Any, NamedTuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from farkle_jax.game import dice, roll_tables
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import bellman
+from farkle_jax.solver import row_step
 
 
 class TurnRows(NamedTuple):
@@ -34,9 +32,9 @@ class TurnRows(NamedTuple):
 class Turns:
   """Turn values of single keys of a solved run, in milliseconds each.
 
-  The start vector (flat and padded) and the roll tables go to the device
-  once; each key is then one call of a compiled backward pass
-  (`bellman.turn_pass`) with one small array in and one out, and the last
+  The padded start vector and the roll tables are built once; each key is
+  then one backward pass over its turn in NumPy (`row_step.turn_rows`, the
+  solver's own row arithmetic: no JAX, nothing to compile), and the last
   `cache` keys asked for are kept.
   """
 
@@ -44,11 +42,9 @@ class Turns:
                roll: roll_tables.RollTables, cache: int = 512):
     self.w0 = np.asarray(w0)                          # [B, D, F, E]
     self.layout = layout
-    self._flat = jnp.asarray(self.w0.reshape(-1))
-    self._padded = layout.padded_start(self.w0, jnp)  # [padded_size]
-    self._roll = bellman.roll_arrays(roll, self.w0.dtype)
-    self._ones = jnp.ones((layout.num_rows + 1, layout.dice_states, 1),
-                          self.w0.dtype)
+    self.padded = layout.padded_start(self.w0)        # [padded_size]
+    self._flat = self.w0.reshape(-1)
+    self._roll = row_step.roll_arrays(roll, self.w0.dtype)
     self._cache: collections.OrderedDict[int, TurnRows] = (
         collections.OrderedDict())
     self._size = cache
@@ -61,30 +57,15 @@ class Turns:
       return self._cache[key]
     layout = self.layout
     fields = layout.key_fields(np.array([key]))
-    # One array in (a jnp.asarray of each is an eager dispatch of its own,
-    # 0.2 ms apiece) and one out.
-    ints = np.array([layout.farkle_index(fields)[0],
-                     layout.bank_base(fields)[0], layout.t_max(fields[0][0])],
-                    np.int32)
-    out = np.asarray(_key_pass(self._ones, self._flat, self._padded, ints,
-                               self._roll, layout))
-    rows = TurnRows(out[0], out[1])
+    value, rolled = row_step.turn_rows(
+        1 - self._flat[layout.farkle_index(fields)], self.padded,
+        layout.bank_base(fields), int(layout.t_max(fields[0][0])),
+        self._roll, layout)
+    rows = TurnRows(value[:, :, 0], rolled[:, :, 0])
     self._cache[key] = rows
     if len(self._cache) > self._size:
       self._cache.popitem(last=False)
     return rows
-
-
-@functools.partial(jax.jit, static_argnames=("layout",))
-def _key_pass(ones: jax.Array, flat: jax.Array, padded: jax.Array,
-              ints: jax.Array, roll: bellman.RollArrays,
-              layout: StateLayout) -> jax.Array:
-  """[2, T + 1, S] W(t, n) and the value of rolling of one key, from
-  `ints`: its farkle target (a flat key), bank base and t_max."""
-  value, _, rolled = bellman.turn_pass(
-      ones, 1 - flat[ints[:1]], padded, ints[1:2], ints[2], roll, layout,
-      relative=False, rolls=True)
-  return jnp.stack([value[:, :, 0], rolled[:, :, 0]])
 
 
 def reachable(layout: StateLayout, roll: roll_tables.RollTables,
@@ -102,16 +83,21 @@ def reachable(layout: StateLayout, roll: roll_tables.RollTables,
   return reach
 
 
-def _check_counts(layout: StateLayout, f: int, e: int) -> None:
+def _check(layout: StateLayout, f: int, e: int, t_max: int | None) -> None:
+  """ValueError unless f, e are farkle counts and t_max a turn total."""
   for name, v in (("f", f), ("e", e)):
     if not 0 <= v < layout.num_farkle:
       raise ValueError(f"{name}={v} is not a farkle count of these rules: "
                        f"allowed are 0..{layout.num_farkle - 1}")
+  if t_max is not None and (t_max < 0 or t_max % layout.unit):
+    raise ValueError(f"t_max={t_max}: expected a turn total >= 0, a "
+                     f"multiple of {layout.unit}")
 
 
 def turn_table(w0: np.ndarray, layout: StateLayout,
                roll: roll_tables.RollTables, b: int, d: int, f: int, e: int,
-               t_max: int | None = None) -> dict[str, Any]:
+               t_max: int | None = None, turns: Turns | None = None
+               ) -> dict[str, Any]:
   """The turn table of start-of-turn state (b, d, f, e).
 
   Args:
@@ -121,6 +107,7 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
     b, d: banked scores in points; f, e: farkle counts.
     t_max: last turn total (points) to list; default: the first total at
       which every dice count banks (or the last non-terminal total).
+    turns: the `Turns` of these values to ask (default: built here).
 
   Returns:
     {"b", "d", "f", "e", "columns", "rows": [{"t", "W": {"6": ...},
@@ -130,17 +117,14 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
     "unreachable" the states (n) no rolls reach.
   """
   bi, di = layout.index_of(b, "b"), layout.index_of(d, "d")
-  _check_counts(layout, f, e)
-  if t_max is not None and (t_max < 0 or t_max % layout.unit):
-    raise ValueError(f"t_max={t_max}: expected a turn total >= 0, a "
-                     f"multiple of {layout.unit}")
-  key = layout.key_index(bi, di, f, e)
-  values = bellman.turn_values(w0, np.array([key]), layout, roll)[:, :, 0]
+  _check(layout, f, e, t_max)
+  turns = Turns(w0, layout, roll, cache=1) if turns is None else turns
+  values = turns.of(layout.key_index(bi, di, f, e)).value
   top = int(layout.t_max(bi))
   reach = reachable(layout, roll, bi, f)
   columns = list(reversed(layout.hand_states(f)))
   bank_values = layout.bank_values(
-      layout.padded_start(w0), tuple(np.array([x]) for x in (bi, di, f, e)),
+      turns.padded, tuple(np.array([x]) for x in (bi, di, f, e)),
       top + 1)[0]
   unit = layout.unit
   rows = []

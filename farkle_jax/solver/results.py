@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from absl import logging
 
-from farkle_jax.game import roll_tables
+from farkle_jax.game import roll_cache, roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import integrity, memory, queries
@@ -195,7 +195,7 @@ def load(workdir: str, allow_unconverged: bool = False) -> Run:
     raise ResultsError(f"{path} is missing or damaged ({_first_line(e)}); "
                        "rerun farkle_jax.main with this --workdir to rewrite "
                        "it from the checkpoints") from None
-  return Run(w0, layout, roll_tables.build(rules), summary)
+  return Run(w0, layout, roll_cache.tables(rules), summary)
 
 
 def _missing(workdir: str) -> str:

@@ -67,17 +67,20 @@ def parse_dice(text: str) -> tuple:
   return faces
 
 
-def parse_scores(text: str, what: str = "scores") -> tuple[int, ...]:
-  """'0,500,1200' -> (0, 500, 1200); PositionError if not integers."""
+def parse_scores(text: str, what: str = "scores",
+                 flag: bool = True) -> tuple[int, ...]:
+  """'0,500,1200' -> (0, 500, 1200); PositionError if not integers (the
+  message names the flag --`what`, or with `flag` False `what` alone)."""
   parts = [x for x in text.replace(" ", "").split(",") if x]
   try:
     out = tuple(int(x) for x in parts if len(x) <= 24)
   except ValueError:
     out = ()
   if not out or len(out) != len(parts) or len(out) > MAX_ITEMS:
-    raise PositionError(f"--{what}={text[:40]}: expected integers separated "
-                        "by commas, one per player in turn order from the "
-                        "player to move, e.g. 0,500,1200")
+    given = f"--{what}={text[:40]}" if flag else f"{what} {text[:40]!r}"
+    raise PositionError(f"{given}: expected integers separated by commas, "
+                        "one per player in turn order from the player to "
+                        "move, e.g. 0,500,1200")
   return out
 
 

@@ -8,9 +8,10 @@ advice for a roll, each in milliseconds (docs/model.md §7).
     game.turn_table(b=0, d=0)
 
 Only the start-of-turn values W0 are loaded (a few MB); the values inside a
-turn are rebuilt by the solver's own turn pass, one key at a time
-(`queries.Turns`). Every value is the win probability of the player to move
-when both players play optimally from there on.
+turn are rebuilt by the solver's own row arithmetic, in NumPy, one key at a
+time (`queries.Turns`): a query needs no JAX. Every value is the win
+probability of the player to move when both players play optimally from
+there on.
 """
 
 from __future__ import annotations
@@ -100,8 +101,12 @@ class SolvedGame:
     self.layout: StateLayout = run.layout
     self.rules = run.layout.rules
     self.turns = queries.Turns(run.w0, run.layout, run.roll)
-    self._padded = run.layout.padded_start(run.w0)
+    self._padded = self.turns.padded
     self.check = positions.PositionCheck(run.layout, run.roll)
+
+  def __repr__(self) -> str:
+    return (f"SolvedGame({self.label!r}, players=2, goal={self.rules.goal}, "
+            f"rules={self.rules.name!r}, keys={self.run.w0.size})")
 
   @classmethod
   def load(cls, workdir: str, allow_unconverged: bool = False
@@ -397,6 +402,6 @@ class SolvedGame:
     positions.check_t_last(self.rules, t_max)
     try:
       return queries.turn_table(self.run.w0, self.layout, self.run.roll,
-                                b, d, f, e, t_max)
+                                b, d, f, e, t_max, self.turns)
     except ValueError as e:
       raise PositionError(str(e)) from None

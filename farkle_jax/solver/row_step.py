@@ -1,0 +1,192 @@
+"""One row of the turn pass, the one owner of its arithmetic (docs/model.md
+§3), for NumPy and jax.numpy alike.
+
+    roll(t, n) = P_farkle(n) * x_farkle
+               + sum_r p(r) * max_j W(t + pts[r, j], next[r, j])
+    W(t, n)    = max(roll(t, n), bank(t))   (bank 0 below the bank minimum)
+
+Every function takes the array namespace `xp` (numpy or jax.numpy), as the
+layout's index helpers do: the solver's jitted loop (`bellman.turn_pass`)
+runs the row step with jax.numpy, and a query of a solved run runs it with
+NumPy over the rows of one key (`turn_rows`), which needs no JAX at all, so
+a query answers without importing or compiling anything.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import StateLayout, flat_turn
+
+
+class OptionGroup(NamedTuple):
+  """Score sets that offer the same number of options j."""
+  rows: Any  # [R_j, j] int32, turn offset of each option's (pts, n')
+
+
+class RollArrays(NamedTuple):
+  """The roll tables as arrays of one namespace (independent of the keys):
+  NumPy arrays, or device arrays for the solver."""
+  groups: tuple[OptionGroup, ...]  # option gathers, grouped by option count
+  set_weight: Any   # [S, R] probability of score set r for state n
+  farkle_prob: Any  # [S]
+
+  @property
+  def dice_states(self) -> int:
+    return self.farkle_prob.shape[0]
+
+
+def roll_arrays(roll: roll_tables.RollTables, dtype=np.float64,
+                xp: ModuleType = np) -> RollArrays:
+  """The roll tables as arrays of `xp`, options grouped by count (each
+  score set's distinct options once; sets in order of their count)."""
+  pts, nxt = roll.opt_pts, roll.opt_next
+  counts = np.array([len(set(zip(p, q))) for p, q in zip(pts, nxt)])
+  order = np.argsort(counts, kind="stable")
+  groups = []
+  for j in sorted(set(counts)):
+    sel = order[counts[order] == j]
+    rows = np.zeros((len(sel), j), np.int32)
+    for i, r in enumerate(sel):
+      uniq = list(dict.fromkeys(zip(pts[r], nxt[r])))
+      rows[i] = [flat_turn(p, q, roll.dice_states) for p, q in uniq]
+    groups.append(OptionGroup(rows=xp.asarray(rows)))
+  weight = np.zeros((roll.dice_states, len(order)))
+  for col, r in enumerate(order):
+    weight[roll.set_dice[r] - 1, col] = roll.set_prob[r]
+  return RollArrays(groups=tuple(groups),
+                    set_weight=xp.asarray(weight, dtype),
+                    farkle_prob=xp.asarray(roll.farkle_prob, dtype))
+
+
+def farkle_term(roll: RollArrays, x_farkle):
+  """[S, k] what a farkle adds to rolling: P_farkle(n) * x_farkle of each
+  key (x_farkle [k]: 1 - W0 of the opponent's next key)."""
+  return roll.farkle_prob[:, None] * x_farkle[None]
+
+
+def reached(t, roll: RollArrays, layout: StateLayout, xp: ModuleType
+            ) -> list:
+  """Per option group, [..., R_j, j] the flat offsets its options lead
+  to from row(s) t (an int or a traced scalar; or [rows, 1, 1] for every
+  row at once)."""
+  return [layout.reached_offset(t, g.rows, xp) for g in roll.groups]
+
+
+def bank_value(t, padded, bank_base, layout: StateLayout, xp: ModuleType):
+  """[..., k] the value of banking t units for keys of `bank_base` (0
+  below the bank minimum); t a row, or [rows, 1] for every row at once."""
+  return xp.where(t >= layout.bank_floor_at(bank_base, xp), 1 - padded[
+      layout.bank_position(bank_base, t, xp)], 0.0)
+
+
+def row(flat, offsets: list, farkle, bank, roll: RollArrays,
+        xp: ModuleType, picks: bool = False):
+  """Row t of the turn pass of a batch of k keys.
+
+  Args:
+    flat: [(T + 1) * S, k] the rows (those above t already final).
+    offsets: `reached` from row t.
+    farkle: [S, k] `farkle_term` of the keys.
+    bank: [k] `bank_value` of row t.
+    roll: the roll tables, arrays of `xp`.
+    xp: numpy or jax.numpy.
+    picks: also say which option each score set takes.
+
+  Returns:
+    (rolling [S, k]: the value of rolling on; value [S, k]: the better of
+    rolling and banking; with `picks` [R, k] int8 the first best option of
+    each score set, in `roll.groups` order, else None).
+  """
+  best, pick = [], []
+  for idx in offsets:
+    top_j, pick_j = best_option(flat, idx, picks, xp)
+    best.append(top_j)                              # [R_j, k]
+    pick.append(pick_j)
+  best = xp.concatenate(best, axis=0)               # [R, k]
+  rolling = _weighted(roll.set_weight, best, xp) + farkle
+  value = xp.maximum(rolling, bank[None, :])        # [S, k]
+  return rolling, value, xp.concatenate(pick, axis=0) if picks else None
+
+
+def _weighted(weight, best, xp: ModuleType):
+  """[S, k] the score sets' best values weighed by their probabilities."""
+  if xp is np:
+    return np.dot(weight, best)
+  # Full float precision on an accelerator too (no reduced-precision
+  # matrix units).
+  return xp.dot(weight, best, precision="highest")
+
+
+def best_option(flat, idx, picks: bool, xp: ModuleType):
+  """The best of each score set's options, and with `picks` which one.
+
+  Args:
+    flat: [(T + 1) * S, k] the rows; idx: [R_j, j] int32 option positions.
+    picks: also return the first best option.
+    xp: numpy or jax.numpy.
+
+  Returns:
+    [R_j, k] the best values and [R_j, k] int8 the first best option (None
+    without `picks`).
+  """
+  # Under XLA an elementwise running maximum over the j columns: XLA's CPU
+  # backend fuses the gathers into it. A max-reduce over the gathered
+  # [R_j, j, k] block is instead written out and handed to a library
+  # reduce kernel, 3x slower over a whole sweep (BENCHMARKS.md). With
+  # picks, max and argmax of one block fuse into a single reduce with the
+  # gather. NumPy runs each call on its own: one gather and one reduce are
+  # the fewest calls.
+  if picks or xp is np:
+    got = flat[idx]                                # [R_j, j, k]
+    return got.max(axis=1), (got.argmax(axis=1).astype(xp.int8) if picks
+                             else None)
+  best = flat[idx[:, 0]]
+  for i in range(1, idx.shape[1]):
+    best = xp.maximum(best, flat[idx[:, i]])
+  return best, None
+
+
+def turn_rows(x_farkle: np.ndarray, padded: np.ndarray,
+              bank_base: np.ndarray, top: int, roll: RollArrays,
+              layout: StateLayout) -> tuple[np.ndarray, np.ndarray]:
+  """The backward pass over the turns of a few keys in NumPy, rows t =
+  top .. 0 (`bellman.turn_pass` with `rolls`, without compiling).
+
+  Args:
+    x_farkle: [k] value of a farkle, 1 - W0 of the opponent's next key.
+    padded: [layout.padded_size] padded start vector.
+    bank_base: [k] int32 `layout.bank_base` of the keys.
+    top: the highest row to compute (the largest `layout.t_max`).
+    roll: the roll tables as NumPy arrays (`roll_arrays`).
+    layout: the state layout.
+
+  Returns:
+    [T + 1, S, k] W(t, n), and [T + 1, S, k] the value of rolling on at
+    each (t, n); rows above `top` are wins (1).
+  """
+  k = len(x_farkle)
+  shape = (layout.num_rows + 1, layout.dice_states, k)
+  values = np.ones(shape, padded.dtype)
+  rolled = np.ones(shape, padded.dtype)
+  # A view: each row written is what the rows below it read.
+  flat = values.reshape(-1, k)
+  farkle = farkle_term(roll, x_farkle)
+  # Every row's offsets and bank values at once, and the option groups as
+  # one table (each set padded with its first option, which leaves its
+  # maximum): NumPy pays per call, not per element.
+  every = np.arange(top + 1)
+  groups = reached(every[:, None, None], roll, layout, np)
+  width = max(g.shape[-1] for g in groups)
+  table = np.concatenate([np.concatenate(
+      [g] + [g[..., :1]] * (width - g.shape[-1]), axis=-1) for g in groups],
+                         axis=1)                      # [rows, R, J]
+  bank = bank_value(every[:, None], padded, bank_base, layout, np)
+  for t in range(top, -1, -1):
+    rolled[t], values[t], _ = row(flat, [table[t]], farkle, bank[t], roll,
+                                  np)
+  return values, rolled
