@@ -353,7 +353,12 @@ def key_fields(rules) -> tuple[int, int]:
     return given.f, given.e
   refuse_given(("f", "e"), "count farkles in a row; under rules.hands give "
                "--hands MOVER,OPPONENT instead (e.g. 2,1)")
-  text, count = given.hands or "1,2", len(rules.hands)
+  return _hands(rules)
+
+
+def _hands(rules) -> tuple[int, int]:
+  """--hands (default 1,2) as the key's fields: numbered from 0."""
+  text, count = flags.FLAGS.hands or "1,2", len(rules.hands)
   parts = text.split(",")
   if len(parts) != 2 or not all(p.strip().isdigit() and
                                 1 <= int(p) <= count for p in parts):
@@ -381,15 +386,22 @@ def by_scores(players: int) -> bool:
   return players > 2 or given["scores"].present or given["counts"].present
 
 
-def seats_position(players: int) -> tuple[list[int], list[int] | None]:
+def seats_position(players: int, rules=None
+                   ) -> tuple[list[int], list[int] | None]:
   """Reads --scores (default every player at 0) and --counts (default
-  None), refusing the two-player flags beside them."""
-  refuse_given(("b", "d", "f", "e", "hands"), (
+  None; under `rules.hands`, --hands in their place), refusing the
+  two-player flags beside them."""
+  hands = rules is not None and bool(rules.hands)
+  refuse_given(("b", "d", "f", "e") + (() if hands else ("hands",)), (
       f"for a two-player run; this one has {players} players: give "
       "--scores (and --counts)") if players > 2 else (
       "give either --scores (and --counts) or --b, --d, --f, --e"))
   given = flags.FLAGS
   scores = positions.parse_scores(given.scores or ",".join(["0"] * players))
+  if hands:
+    refuse_given(("counts",), "count farkles in a row; under rules.hands "
+                 "give --hands MOVER,OPPONENT (e.g. 2,1)")
+    return scores, list(_hands(rules))
   counts = (positions.parse_scores(given.counts, "counts")
             if given.counts else None)
   return scores, counts

@@ -59,7 +59,7 @@ def main(argv):
 def _table_by_scores(game):
   """The mover's turn table by every player's score (any number of
   players): each cell bank or roll, and every player's win probability."""
-  scores, counts = command_line.seats_position(game.players)
+  scores, counts = command_line.seats_position(game.players, game.rules)
   table = game.table(scores, counts, _T_MAX.value)
   print(json.dumps(table) if _JSON.value else
         seat_game.format_table(table))
