@@ -126,7 +126,8 @@ def release() -> None:
   rules no longer served, and of the heap pages freed."""
   jax.clear_caches()
   for cached in (scoring.hand_outcomes, scoring.outcomes,
-                 scoring._split_values):   # keyed by rules: one per solve
+                 scoring._split_values, scoring.split_totals,
+                 scoring._combinations_by_low):   # keyed by rules
     cached.cache_clear()
   gc.collect()
   try:   # glibc keeps freed pages in the process unless asked

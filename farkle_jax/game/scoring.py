@@ -116,21 +116,34 @@ def _sub(u: Counts, m: Counts) -> Counts | None:
 @functools.lru_cache(maxsize=None)
 def _split_values(rules: Rules) -> dict[Counts, frozenset[int]]:
   """For every multiset of <= 6 dice, the point totals of its full splits."""
+  return {u: split_totals(rules, u) for n in range(7) for u in multisets(n)}
+
+
+@functools.lru_cache(maxsize=None)
+def split_totals(rules: Rules, u: Counts) -> frozenset[int]:
+  """The point totals of the full splits of dice `u` into combinations
+  (empty: some die scores in none).
+
+  Every die of a full split is in one of its combinations: the splits are
+  found once each through the combination that holds a die of the lowest
+  face (a query of one roll needs only its own sub-multisets).
+  """
+  if not any(u):
+    return frozenset([0])
+  low = next(k for k in range(6) if u[k])
+  vals = set()
+  for m, pts in _combinations_by_low(rules)[low]:
+    rest = _sub(u, m)
+    if rest is not None:
+      vals.update(pts + v for v in split_totals(rules, rest))
+  return frozenset(vals)
+
+
+@functools.lru_cache(maxsize=None)
+def _combinations_by_low(rules: Rules) -> tuple[tuple, ...]:
+  """[6] for each face (0-based), the combinations holding a die of it."""
   combos = combinations(rules)
-  values: dict[Counts, frozenset[int]] = {(0,) * 6: frozenset([0])}
-  for n in range(1, 7):
-    for u in multisets(n):
-      # Every die of a full split is in one of its combinations: splits
-      # are found once each through the combination holding a die of the
-      # lowest face (a third of the work; the same totals).
-      low = next(k for k in range(6) if u[k])
-      vals = set()
-      for m, pts in combos:
-        rest = _sub(u, m) if m[low] else None
-        if rest is not None:
-          vals.update(pts + v for v in values[rest])
-      values[u] = frozenset(vals)
-  return values
+  return tuple(tuple(c for c in combos if c[0][k]) for k in range(6))
 
 
 def _sub_multisets(c: Counts):
@@ -141,8 +154,8 @@ def _sub_multisets(c: Counts):
 
 def choices(rules: Rules, roll: Counts) -> set[tuple[int, int]]:
   """Every legal (dice used, points) choice a roll offers (empty: farkle)."""
-  values = _split_values(rules)
-  out = {(sum(u), v) for u in _sub_multisets(roll) for v in values[u]}
+  out = {(sum(u), v) for u in _sub_multisets(roll)
+         for v in split_totals(rules, u)}
   if not out and rules.nothing_roll and sum(roll) == 6:
     out = {(6, rules.nothing_roll)}
   return out
@@ -156,8 +169,8 @@ def keeps(rules: Rules, roll: Counts) -> list[tuple[Counts, int]]:
     that splits completely into scoring combinations, sorted by counts;
     empty for a farkle.
   """
-  values = _split_values(rules)
-  out = {u: max(values[u]) for u in _sub_multisets(roll) if values[u]}
+  out = {u: max(v) for u in _sub_multisets(roll)
+         if (v := split_totals(rules, u))}
   if not out and rules.nothing_roll and sum(roll) == 6:
     out = {tuple(roll): rules.nothing_roll}
   return sorted(out.items())
