@@ -2,8 +2,8 @@
 optimal play, written to the workdir (a rerun of the same command resumes
 from its latest checkpoint).
 
-    farkle solve --config default --workdir runs/default      # about 10 s
-    farkle solve --config facebook --workdir runs/facebook    # about 3 min
+    farkle solve --config default --workdir runs/default      # seconds
+    farkle solve --config facebook --workdir runs/facebook    # minutes
     farkle solve --config path/to/my_rules.py --workdir runs/mine
     farkle solve --config default --config.rules.goal=2000 --workdir runs/g2000
     python -m farkle_jax.main --config configs/default.py --workdir runs/default
@@ -12,7 +12,8 @@ from its latest checkpoint).
 config file; any of its fields can be set on the command line
 (`--config.solver.tol=1e-10`, `--config.rules.players=3`). It prints the
 first player's win probability and the opening turn's table; the log
-records go to workdir/log.txt (and to the terminal with -v).
+records go to workdir/log.txt (and to the terminal with -v). How long
+each shipped config takes: the README's table "How long things take".
 """
 
 import logging as py_logging

@@ -1,6 +1,6 @@
 """The published Facebook figures, solved from configs/facebook.py.
 
-Slow (30 minutes on the 2-core VM of 2026-11-23), so skipped by
+Slow (minutes: the README's "How long things take"), so skipped by
 default; run it with
 
   python -m pytest -q -m slow

@@ -103,7 +103,9 @@ def format_advice(adv: solved_game.Advice, bank_min: int,
   words = game.dice_words if game else solved_game.dice_count
   label = game.dice_label if game else str
   p = adv.position
-  lines = [f"b={p.b} d={p.d} f={p.f} e={p.e}, turn total {p.t}, rolled "
+  where = (game.layout.key_words(p.b, p.d, p.f, p.e) if game
+           else f"b={p.b} d={p.d} f={p.f} e={p.e}")
+  lines = [f"{where}, turn total {p.t}, rolled "
            f"{words(p.n)}: {','.join(map(str, adv.roll))}"]
   if not adv.choices:
     lines.append(f"farkle: nothing scores; the turn ends with nothing "
@@ -173,7 +175,8 @@ def answer(game, query: Query, as_json: bool, by_scores: bool) -> str:
     return (json.dumps({"position": pos._asdict(), **dec.as_dict()},
                        indent=1)
             if as_json else format_decision(
-                f"b={pos.b} d={pos.d} f={pos.f} e={pos.e}, t={pos.t} with "
+                f"{game.layout.key_words(pos.b, pos.d, pos.f, pos.e)}, "
+                f"t={pos.t} with "
                 f"{solved_game.dice_count(pos.n)}", dec, bank_min))
   adv = (game.advise(game.as_given(pos), query.roll, dice_state=True)
          if query.n is not None else game.advise(pos, query.roll))

@@ -54,7 +54,7 @@ def overview() -> str:
             "  farkle advise --b 0 --d 0 --roll 6,5,3,3,3,2   "
             "# shipped values",
             "  farkle solve --config default --workdir runs/default   "
-            "# about 10 s",
+            "# seconds",
             "  farkle table --workdir runs/default --b 0 --d 0",
             "", "shipped configs (--config NAME, or a file's path):"]
   for name in configs.names():

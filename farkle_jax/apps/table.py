@@ -51,9 +51,8 @@ def main(argv):
   f, e = command_line.key_fields(game.rules)
   table = game.turn_table(_B.value, _D.value, f, e, _T_MAX.value)
   print(queries.to_json(table) if _JSON.value else queries.format_table(table))
-  fields = (f"hands {f + 1} v {e + 1}" if game.rules.hands
-            else f"f={f} e={e}")
-  _draw(table, f"turn table b={_B.value} d={_D.value} {fields}")
+  _draw(table, "turn table " + game.layout.key_words(_B.value, _D.value,
+                                                      f, e))
 
 
 def _table_by_scores(game):

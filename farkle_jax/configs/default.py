@@ -1,7 +1,7 @@
 """The default run: Facebook rules to a goal of 3000 points, floor -1000.
 
-About 10 seconds on a 2-core CPU; prints the first player's win probability and
-the opening-turn table.
+Seconds on a 2-core CPU (the README's "How long things take"); prints the
+first player's win probability and the opening-turn table.
 
   farkle solve --config default --workdir runs/default
 """

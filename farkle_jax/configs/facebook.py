@@ -2,9 +2,10 @@
 
   farkle solve --config facebook --workdir runs/facebook
 
-About 3 minutes and 0.7 GB on a 2-core CPU (14 sweeps; BENCHMARKS.md). The
-ordered method's Newton step (`--config.solver.newton=True`) solves it in 8
-sweeps, each several times dearer on a CPU.
+Minutes and 0.7 GB on a 2-core CPU (14 sweeps; the README's "How long
+things take", BENCHMARKS.md). The ordered method's Newton step
+(`--config.solver.newton=True`) solves it in 8 sweeps, each several times
+dearer on a CPU.
 """
 
 from farkle_jax.solver import configuration

@@ -315,6 +315,14 @@ class StateLayout(ScoreUnits):
     keys = np.arange(self.num_keys) if keys is None else np.asarray(keys)
     return np.unravel_index(keys, self.key_shape)
 
+  def key_words(self, b: int, d: int, f: int, e: int) -> str:
+    """A start of turn as people read it: the banked scores and the
+    farkle counts, or under rules.hands the hands, numbered from 1 (as the
+    tables and `--hands` number them)."""
+    if self.rules.hands:
+      return f"b={b} d={d} hands {f + 1} v {e + 1}"
+    return f"b={b} d={d} f={f} e={e}"
+
   def opening_key(self, first: int = 0, second: int = 0) -> tuple[int, ...]:
     """Key (as a W0 index) of a game's first turn from banked scores
     `first`, `second` (points) and no farkles (under `rules.hands`: player

@@ -145,6 +145,7 @@ def turn_table(w0: np.ndarray, layout: StateLayout,
     if t_max is not None and t * unit >= t_max:
       break
   out = {"b": b, "d": d, "f": f, "e": e,
+         "position": layout.key_words(b, d, f, e),
          "columns": [layout.dice_labels[n - 1] for n in columns],
          "states": columns, "rows": rows}
   if not layout.rules.dice_alike:
@@ -158,9 +159,10 @@ def format_table(table: dict[str, Any]) -> str:
   '-' for an unreachable state."""
   cols = table.get("columns", [str(n) for n in range(6, 0, -1)])
   state = dict(zip(cols, table.get("states", range(len(cols), 0, -1))))
-  head = (f"turn table b={table['b']} d={table['d']} f={table['f']} "
-          f"e={table['e']}  (W = win probability of the player to move; "
-          "B = bank, otherwise roll; - = unreachable)")
+  where = table.get("position") or (
+      f"b={table['b']} d={table['d']} f={table['f']} e={table['e']}")
+  head = (f"turn table {where}  (W = win probability of the player to "
+          "move; B = bank, otherwise roll; - = unreachable)")
   if "dice" in table:
     head += f"\ndice left, by letter: {table['dice']}"
   lines = [head, f"{'t':>6} " + " ".join(f"{'n=' + c:>10}" for c in cols)]

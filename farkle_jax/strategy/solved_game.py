@@ -163,6 +163,10 @@ class SolvedGame:
     """W of the player to move at position `p`, both playing optimally."""
     p = self.as_given(p)
     key, _, t = self._key(p)
+    if t == 0 and p.n == int(self.layout.start_state(p.f)):
+      # The start of a turn: the solved value itself, not its rebuild
+      # (which may differ from it in the last bits).
+      return float(self.run.w0.reshape(-1)[key])
     return float(self.turns.of(key).value[t, p.n - 1])
 
   def first_player_win(self) -> float:
