@@ -241,6 +241,11 @@ def test_every_kind_of_failure_has_its_exit_code():
   code, line = cl.classify(RuntimeError("a bug\nsecond line"))
   assert code == cl.INTERNAL_EXIT and "RuntimeError: a bug" in line
   assert "--verbose" in line and "\n" not in line
+  # A long reason is said whole (a hand's dice can take 400 characters).
+  reason = "rules.hands: " + ", ".join(f"die {i}: a face" for i in range(60))
+  from farkle_jax.solver import configuration
+  assert cl.classify(configuration.ConfigError(reason)) == (
+      cl.USAGE_EXIT, reason)
 
 
 @pytest.mark.parametrize("module, args, code, words", [
