@@ -8,6 +8,7 @@ from farkle_jax.game import rules as rules_lib
 @pytest.mark.parametrize("change,field", [
     (dict(goal=10_025), "goal"),
     (dict(three_pairs=-50), "three_pairs"),
+    (dict(three_pairs_repeat=1), "three_pairs_repeat"),
     (dict(straight=1525), "straight"),
     (dict(floor=500), "floor"),
     (dict(floor=-2525), "floor"),

@@ -107,3 +107,36 @@ def test_variants_are_data():
   pocket = r.replace(triple_scores=(300, 200, 300, 400, 500, 600))
   assert scoring.score_set(pocket, (3, 0, 0, 0, 0, 0)) == (
       (1, 100), (2, 200), (3, 300))
+
+
+def _pairs_only(counts) -> bool:
+  """Six dice in pairs, a face allowed to repeat (brute force's view)."""
+  return sum(counts) == 6 and all(c % 2 == 0 for c in counts)
+
+
+def test_three_pairs_may_repeat_a_face_where_the_rules_say_so():
+  """Zilch's any three pairs (a four of a kind with a pair, six of a kind)
+  against all 6^6 ordered rolls: the six dice in pairs are worth at least
+  the three pairs, the rest as if only different faces made three pairs."""
+  distinct = rules_lib.facebook().replace(three_pairs=1500,
+                                          n_of_a_kind="double")
+  repeat = distinct.replace(three_pairs_repeat=True)
+  in_pairs = four_and_pair = 0
+  for roll in itertools.product(range(1, 7), repeat=6):
+    counts = tuple(roll.count(f) for f in range(1, 7))
+    before = dict(scoring.keeps(distinct, counts)).get(counts, 0)
+    after = dict(scoring.keeps(repeat, counts)).get(counts, 0)
+    if _pairs_only(counts):
+      in_pairs += 1
+      assert after == max(1500, before), counts
+    else:
+      assert after == before, counts
+    if sorted(counts) == [0, 0, 0, 0, 2, 4]:
+      four_and_pair += 1
+  # 1,800 rolls of three different pairs, 450 of four and a pair, 6 of six
+  # of a kind: a four of a kind with a pair is about one roll in a hundred.
+  assert (in_pairs, four_and_pair) == (1800 + 450 + 6, 450)
+  assert scoring.keeps(distinct, (0, 4, 2, 0, 0, 0)) == [
+      ((0, 3, 0, 0, 0, 0), 200), ((0, 4, 0, 0, 0, 0), 400)]
+  assert ((0, 4, 2, 0, 0, 0), 1500) in scoring.keeps(repeat,
+                                                     (0, 4, 2, 0, 0, 0))

@@ -25,7 +25,7 @@ N_OF_A_KIND_MODES = ("none", "add", "double", "fixed")
 OPTIONAL = {"entry_minimum": 0, "final_round": False,
             "final_round_cap": 4000, "final_round_ties": "leader",
             "players": 2, "dice": (), "partial_straights": (0, 0),
-            "hands": ()}
+            "hands": (), "three_pairs_repeat": False}
 MAX_PLAYERS = 6
 # The model's range, checked before any arithmetic: every points field within
 # MAX_POINTS, and at most MAX_SCORES banked scores a player (whatever fits in
@@ -55,7 +55,11 @@ class Rules:
       three doubles the value), "fixed" (`fixed_n_of_a_kind`).
     fixed_n_of_a_kind: points of 4, 5 and 6 of a kind when `n_of_a_kind` is
       "fixed".
-    three_pairs: points of three different pairs (0 = not a combination).
+    three_pairs: points of three pairs (0 = not a combination): of three
+      different faces, or with `three_pairs_repeat` any six dice in pairs.
+    three_pairs_repeat: three pairs may repeat a face, so a four of a kind
+      with a pair (2-2-2-2-3-3) and six of a kind are three pairs too (as
+      in Zilch); False: three different faces only.
     straight: points of 1-2-3-4-5-6 (0 = not a combination).
     partial_straights: points of 1-2-3-4-5 and of 2-3-4-5-6 (0 = not a
       combination), as on the Kingdom Come: Deliverance sheet.
@@ -103,6 +107,7 @@ class Rules:
   n_of_a_kind: str = "add"
   fixed_n_of_a_kind: tuple[int, ...] = (1000, 2000, 3000)
   three_pairs: int = 750
+  three_pairs_repeat: bool = False
   straight: int = 1500
   two_triplets: int = 0
   four_kind_and_pair: int = 0
@@ -247,8 +252,9 @@ def validate(r: Rules) -> None:
     _fail("bank_minimum", r.bank_minimum, f"at most goal={r.goal}")
   _validate_span(r)
   _validate_entry(r)
-  if not isinstance(r.final_round, bool):
-    _fail("final_round", r.final_round, "True or False")
+  for flag in ("final_round", "three_pairs_repeat"):
+    if not isinstance(getattr(r, flag), bool):
+      _fail(flag, getattr(r, flag), "True or False")
   multiple("final_round_cap", r.final_round_cap, s)
   if r.final_round_ties not in ("leader", "shared"):
     _fail("final_round_ties", r.final_round_ties, "'leader' or 'shared'")

@@ -89,7 +89,9 @@ def combinations(rules: Rules) -> list[tuple[Counts, int]]:
       combos.append((_unit(face, count), value))
   faces = range(1, 7)
   if rules.three_pairs:
-    for a, b, c in itertools.combinations(faces, 3):
+    pick = (itertools.combinations_with_replacement
+            if rules.three_pairs_repeat else itertools.combinations)
+    for a, b, c in pick(faces, 3):
       combos.append((_add(_unit(a, 2), _unit(b, 2), _unit(c, 2)),
                      rules.three_pairs))
   if rules.straight:
