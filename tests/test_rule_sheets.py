@@ -28,6 +28,9 @@ def test_zilch():
   assert _best(r, [2, 2, 2, 2]) == 400 and _best(r, [2] * 6) == 1600
   assert _best(r, [1, 2, 3, 4, 5, 6]) == 1500
   assert _best(r, [2, 2, 3, 3, 4, 4]) == 1500
+  # Any three pairs: a four of a kind with a pair is one (four 2s are 400).
+  assert _best(r, [2, 2, 2, 2, 3, 3]) == 1500
+  assert _best(r, [1, 1, 1, 1, 5, 5]) == 2100   # four 1s 2000 and two 5s
   # Six dice with nothing: 500, all six used (so six dice again).
   assert scoring.choices(r, (0, 2, 2, 0, 0, 2)) != set()
   assert scoring.choices(r, (0, 1, 1, 2, 0, 2)) == {(6, 500)}
