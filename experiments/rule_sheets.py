@@ -4,7 +4,7 @@ fairest komi and the opening turn of each.
   python experiments/rule_sheets.py --workdir runs \
       --sheets=facebook,minimal,zilch,cardgames_io,playmonster
 
-Solves configs/<sheet>.py in workdir/<sheet> (a finished run is loaded,
+Solves the shipped config <sheet> in workdir/<sheet> (a finished run is loaded,
 an unfinished one resumed), then writes rule_sheets.md and .json and every
 opening-turn table (opening_<sheet>.txt) to --out.
 """
@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 import time
 
 from absl import app, flags
 
-# Configs import each other (`from configs import facebook`): the
-# repository root must be importable, as it is for `python -m`.
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import farkle_jax  # noqa: F401,E402  (float64)
+import farkle_jax  # noqa: F401  (float64)
+from farkle_jax import configs
 import outputs
 from farkle_jax.apps import command_line
 from farkle_jax.solver import driver, queries
@@ -45,13 +41,13 @@ def bank_from(table: dict, step: int) -> dict[str, int]:
 _WORKDIR = flags.DEFINE_string("workdir", None, "Where the runs are.")
 _SHEETS = flags.DEFINE_list(
     "sheets", ["facebook", "minimal", "zilch", "cardgames_io", "playmonster"],
-    "Config names under configs/.")
+    "Shipped config names (`farkle --help` lists them).")
 _OUT = flags.DEFINE_string("out", "experiments/results/rule_sheets",
                            "Where the tables go.")
 
 
 def sheet(name: str, workdir: str) -> dict:
-  config = importlib.import_module(f"configs.{name}").get_config()
+  config = importlib.import_module(f"farkle_jax.configs.{name}").get_config()
   start = time.time()
   run = driver.ensure(config, os.path.join(workdir, name))
   lay, rules = run.layout, run.layout.rules
@@ -69,9 +65,7 @@ def sheet(name: str, workdir: str) -> dict:
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  known = sorted(f[:-3] for f in os.listdir(os.path.join(root, "configs"))
-                 if f.endswith(".py") and not f.startswith("_"))
+  known = configs.names()
   for name in _SHEETS.value:
     if name not in known:
       raise app.UsageError(f"--sheets: no config named {name!r}; one of "

@@ -693,3 +693,52 @@ def expected_hand_turn(rules: str, hand: tuple, cap: int = 6000) -> float:
                  for options, p in sets.items())
       memo[(t, left)] = max(roll, t) if t >= bank_min else roll
   return memo[(0, tuple(range(6)))]
+
+
+def turn_bust(rules: str, goal: int, floor: int, w0: np.ndarray,
+              key: tuple[int, int, int, int]) -> dict:
+  """{(t, n): (bust, rolling)} of one key (b, d, f, e indices from the
+  floor): the chance that the turn ends in a farkle from in-turn state
+  (t points, n dice) under the optimal policy of `w0` (bust: 0 where the
+  player banks, bank >= roll; rolling: when the player rolls on there),
+  by a backward pass over the turn as `start_value`. The option a score
+  set takes is its first of the highest value, in the order of the set;
+  the states of several options of one value whose chances differ are
+  listed under "ties"."""
+  step = 50
+  bank_min = 300 if rules == "facebook" else 50
+  penalty = 500 if rules == "facebook" else 0
+  nf = 3 if penalty else 1
+  low = floor if penalty else 0
+  nb = w0.shape[0]
+  bi, di, fi, ei = key
+  t_max = max(bank_min - step, goal - step - (low + bi * step))
+  b_next = bi
+  if penalty and fi == nf - 1:
+    b_next = max(0, bi - penalty // step)
+  x_farkle = 1 - w0[di, b_next, ei, (fi + 1) % nf]
+  values, out = {}, {"ties": set()}
+
+  def at(t, n):   # (value, bust) of a state: a win banks at once
+    return (1.0, 0.0) if t > t_max else (values[t, n], out[t, n][0])
+
+  for t in range(t_max, -1, -step):
+    for n in range(1, 7):
+      farkle, sets = distribution(rules, n)
+      roll, bust = float(farkle) * x_farkle, float(farkle)
+      for sset, p in sets.items():
+        reached = [at(t + pts, 6 if k == n else n - k) for k, pts in sset]
+        top = max(v for v, _ in reached)
+        taken = [b for v, b in reached if v == top]
+        if len(set(taken)) > 1:
+          out["ties"].add((t, n))
+        roll += float(p) * top
+        bust += float(p) * taken[0]
+      w, banks = roll, False
+      if t >= bank_min:
+        total = bi + t // step
+        bank = 1.0 if total >= nb else 1 - w0[di, total, ei, 0]
+        w, banks = max(roll, bank), bank >= roll
+      values[t, n] = w
+      out[t, n] = (0.0 if banks else bust, bust)
+  return out

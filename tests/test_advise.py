@@ -28,10 +28,14 @@ def test_worked_example_from_the_shipped_values():
   assert out.returncode == 0, out.stderr
   lines = out.stdout.splitlines()
   rows = [l.split() for l in lines[2:5]]
-  assert rows[0][:1] == ["5"] and rows[0][-2:] == ["0.511005", "best"]
-  assert rows[1][:4] == ["5", "3", "3", "3"] and rows[1][-1] == "0.509711"
-  assert rows[2][:3] == ["3", "3", "3"] and rows[2][-1] == "0.506680"
-  assert "roll" in lines[5] and "not allowed below 300" in lines[5]
+  assert lines[1].split()[-2:] == ["probability", "bust"]
+  assert rows[0][:1] == ["5"] and rows[0][-3:] == ["0.511005", "0.3284",
+                                                   "best"]
+  assert rows[1][:4] == ["5", "3", "3", "3"] and rows[1][-2:] == [
+      "0.509711", "0.0000"]     # t=350 with 2 dice: banking is best
+  assert rows[2][:3] == ["3", "3", "3"] and rows[2][-2] == "0.506680"
+  assert "roll (win probability 0.511005, bust 0.3284)" in lines[5]
+  assert "not allowed below 300" in lines[5]
 
 
 def test_decision_alone_and_json():
@@ -39,8 +43,10 @@ def test_decision_alone_and_json():
   assert out.returncode == 0, out.stderr
   got = json.loads(out.stdout)
   assert got["best"] == "bank" and got["bank"] > got["roll"]
+  assert 1 / 3 < got["bust"] < 1    # rolling 2 dice on: 4/9 at once
   text = _advise("--b", "0", "--d", "0", "--t", "350", "--n", "2").stdout
-  assert f"bank {got['bank']:.6f}, roll {got['roll']:.6f}" in text
+  assert (f"bank {got['bank']:.6f}, roll {got['roll']:.6f}, bust "
+          f"{got['bust']:.4f})") in text
 
 
 def test_json_advice_from_a_workdir(tiny_runs):
@@ -50,6 +56,8 @@ def test_json_advice_from_a_workdir(tiny_runs):
   assert out.returncode == 0, out.stderr
   got = json.loads(out.stdout)
   assert got["choices"][0]["wins_now"]      # 1050 >= goal 1000
+  assert got["choices"][0]["bust"] == 0.0
+  assert all(0 <= c["bust"] <= 1 for c in got["choices"])
   assert got["decision"]["best"] == "bank"
 
 

@@ -9,8 +9,10 @@
 
 With a roll: every legal way to set dice aside (dice kept, points, the turn
 total and dice left after it, the win probability when play goes on
-optimally), best first, then bank or roll after the best one. Without a
-roll: bank or roll at the position, with both win probabilities. Without
+optimally, and 'bust': the chance that the turn then ends in a farkle,
+playing on as the values say), best first, then bank or roll after the
+best one. Without a roll: bank or roll at the position, with both win
+probabilities and the chance to bust when rolling on. Without
 --workdir the solved values shipped with the package answer (--shipped).
 
 Interactive (--interactive, or no position or roll flag at a terminal):
@@ -89,12 +91,22 @@ def _join(values) -> str:
 
 def format_decision(where: str, dec: solved_game.Decision,
                     bank_min: int) -> str:
+  """Bank or roll on, with both win probabilities and the chance to end
+  the turn in a farkle when rolling on ('bust')."""
   if dec.roll is None:
     return f"{where}: bank, and win the game"
+  bust = "" if dec.bust is None else f", bust {dec.bust:.4f}"
   if dec.bank is None:
-    return (f"{where}: roll (win probability {dec.roll:.6f}); banking is "
-            f"not allowed below {bank_min}")
-  return (f"{where}: {dec.best} (bank {dec.bank:.6f}, roll {dec.roll:.6f})")
+    return (f"{where}: roll (win probability {dec.roll:.6f}{bust}); banking "
+            f"is not allowed below {bank_min}")
+  return (f"{where}: {dec.best} (bank {dec.bank:.6f}, roll {dec.roll:.6f}"
+          f"{bust})")
+
+
+def _bust(c: solved_game.Choice) -> str:
+  """A choice's chance to end the turn in a farkle, as the column shows
+  it ('-' where it is not known)."""
+  return "-" if c.bust is None else f"{c.bust:.4f}"
 
 
 def format_advice(adv: solved_game.Advice, bank_min: int,
@@ -112,14 +124,13 @@ def format_advice(adv: solved_game.Advice, bank_min: int,
                  f"banked (win probability {adv.farkle:.6f})")
     return "\n".join(lines)
   lines.append(f"  {'keep':<14}{'points':>7}{'turn total':>12}"
-               f"{'dice left':>11}{'win probability':>17}")
+               f"{'dice left':>11}{'win probability':>17}{'bust':>8}")
   for i, c in enumerate(adv.choices):
     kept = " ".join(map(str, c.kept))
     note = "  best" if i == 0 else ""
     win = f"{c.win:.6f}" if not c.wins_now else "1 (bank: wins)"
     lines.append(f"  {kept:<14}{c.points:>7}{c.t:>12}{label(c.n):>11}"
-                 f"{win:>17}"
-                 f"{note}")
+                 f"{win:>17}{_bust(c):>8}{note}")
   best = adv.choices[0]
   dice = words(best.n)
   lines.append(format_decision(f"then, at t={best.t} with {dice}",

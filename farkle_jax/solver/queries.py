@@ -29,13 +29,22 @@ class TurnRows(NamedTuple):
   roll: np.ndarray   # [T + 1, S] the value of rolling at (t, n)
 
 
+class BustRows(NamedTuple):
+  """The chance that a turn of one key ends in a farkle, playing on as
+  the values say (`row_step.turn_bust`: the options and the bank-or-roll
+  decisions of the turn pass, banking on ties)."""
+  bust: np.ndarray   # [T + 1, S] from (t, n): 0 where banking is taken
+  roll: np.ndarray   # [T + 1, S] from (t, n) when rolling on
+
+
 class Turns:
   """Turn values of single keys of a solved run, in milliseconds each.
 
   The padded start vector and the roll tables are built once; each key is
   then one backward pass over its turn in NumPy (`row_step.turn_rows`, the
   solver's own row arithmetic: no JAX, nothing to compile), and the last
-  `cache` keys asked for are kept.
+  `cache` keys asked for are kept (their chances to farkle, `busts`, a
+  second pass asked for alone, too).
   """
 
   def __init__(self, w0: np.ndarray, layout: StateLayout,
@@ -46,6 +55,8 @@ class Turns:
     self._flat = self.w0.reshape(-1)
     self._roll = row_step.roll_arrays(roll, self.w0.dtype)
     self._cache: collections.OrderedDict[int, TurnRows] = (
+        collections.OrderedDict())
+    self._busts: collections.OrderedDict[int, BustRows] = (
         collections.OrderedDict())
     self._size = cache
 
@@ -62,10 +73,31 @@ class Turns:
         layout.bank_base(fields), int(layout.t_max(fields[0][0])),
         self._roll, layout)
     rows = TurnRows(value[:, :, 0], rolled[:, :, 0])
-    self._cache[key] = rows
-    if len(self._cache) > self._size:
-      self._cache.popitem(last=False)
+    _keep(self._cache, key, rows, self._size)
     return rows
+
+  def busts(self, key: int) -> BustRows:
+    """The chances to end the turn of flat key `key` in a farkle."""
+    key = int(key)
+    if key in self._busts:
+      self._busts.move_to_end(key)
+      return self._busts[key]
+    layout, rows = self.layout, self.of(key)
+    fields = layout.key_fields(np.array([key]))
+    bust, rolling = row_step.turn_bust(
+        rows.value[:, :, None], rows.roll[:, :, None], self.padded,
+        layout.bank_base(fields), int(layout.t_max(fields[0][0])),
+        self._roll, layout)
+    out = BustRows(bust[:, :, 0], rolling[:, :, 0])
+    _keep(self._busts, key, out, self._size)
+    return out
+
+
+def _keep(cache: collections.OrderedDict, key: int, rows, size: int):
+  """Keeps `rows` as the newest of at most `size` entries."""
+  cache[key] = rows
+  if len(cache) > size:
+    cache.popitem(last=False)
 
 
 def reachable(layout: StateLayout, roll: roll_tables.RollTables,

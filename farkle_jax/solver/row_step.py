@@ -9,7 +9,9 @@ Every function takes the array namespace `xp` (numpy or jax.numpy), as the
 layout's index helpers do: the solver's jitted loop (`bellman.turn_pass`)
 runs the row step with jax.numpy, and a query of a solved run runs it with
 NumPy over the rows of one key (`turn_rows`), which needs no JAX at all, so
-a query answers without importing or compiling anything.
+a query answers without importing or compiling anything. A query's
+chance that a turn ends in a farkle (`turn_bust`) follows the options and
+bank-or-roll decisions of this same row step.
 """
 
 from __future__ import annotations
@@ -176,17 +178,64 @@ def turn_rows(x_farkle: np.ndarray, padded: np.ndarray,
   # A view: each row written is what the rows below it read.
   flat = values.reshape(-1, k)
   farkle = farkle_term(roll, x_farkle)
-  # Every row's offsets and bank values at once, and the option groups as
-  # one table (each set padded with its first option, which leaves its
-  # maximum): NumPy pays per call, not per element.
+  table, bank = _every_row(top, padded, bank_base, roll, layout)
+  for t in range(top, -1, -1):
+    rolled[t], values[t], _ = row(flat, [table[t]], farkle, bank[t], roll,
+                                  np)
+  return values, rolled
+
+
+def _every_row(top: int, padded: np.ndarray, bank_base: np.ndarray,
+               roll: RollArrays, layout: StateLayout
+               ) -> tuple[np.ndarray, np.ndarray]:
+  """[top + 1, R, J] every row's option offsets, the option groups as one
+  table (each set padded with its first option, which leaves its maximum
+  and its first best option), and [top + 1, k] every row's bank values:
+  NumPy pays per call, not per element."""
   every = np.arange(top + 1)
   groups = reached(every[:, None, None], roll, layout, np)
   width = max(g.shape[-1] for g in groups)
   table = np.concatenate([np.concatenate(
       [g] + [g[..., :1]] * (width - g.shape[-1]), axis=-1) for g in groups],
                          axis=1)                      # [rows, R, J]
-  bank = bank_value(every[:, None], padded, bank_base, layout, np)
+  return table, bank_value(every[:, None], padded, bank_base, layout, np)
+
+
+def turn_bust(values: np.ndarray, rolled: np.ndarray, padded: np.ndarray,
+              bank_base: np.ndarray, top: int, roll: RollArrays,
+              layout: StateLayout) -> tuple[np.ndarray, np.ndarray]:
+  """The chance that the turn ends in a farkle under the policy of the
+  turn pass, for the keys of `turn_rows` (its `values` and `rolled`).
+
+  The policy is the pass's own: per score set the first best option of
+  `best_option` over the same final values (so of options of equal W the
+  one the pass takes, whatever their chances to farkle), and bank where
+  banking is allowed and bank >= roll (the solver's tie rule):
+
+      rolling(t, n) = P_farkle(n) + sum_r p(r) bust(option taken of r)
+      bust(t, n)    = 0 where banking is taken or t is a win, else rolling
+
+  Args:
+    values, rolled: [T + 1, S, k] `turn_rows` of the keys.
+    padded, bank_base, top, roll, layout: as `turn_rows` took them.
+
+  Returns:
+    [T + 1, S, k] bust(t, n), and [T + 1, S, k] the chance of rolling on
+    at each (t, n) and playing on so; rows above `top` are wins (0).
+  """
+  k = values.shape[-1]
+  flat = values.reshape(-1, k)
+  bust = np.zeros(values.shape, values.dtype)
+  on = np.zeros(values.shape, values.dtype)
+  bust_flat = bust.reshape(-1, k)   # a view, as in `turn_rows`
+  table, bank = _every_row(top, padded, bank_base, roll, layout)
+  may_bank = np.arange(top + 1)[:, None] >= layout.bank_floor_at(
+      bank_base, np)                                  # [rows, k]
+  sets, keys = np.arange(table.shape[1])[:, None], np.arange(k)[None]
   for t in range(top, -1, -1):
-    rolled[t], values[t], _ = row(flat, [table[t]], farkle, bank[t], roll,
-                                  np)
-  return values, rolled
+    _, pick = best_option(flat, table[t], True, np)   # [R, k]
+    taken = bust_flat[table[t][sets, pick], keys]     # [R, k]
+    on[t] = roll.farkle_prob[:, None] + np.dot(roll.set_weight, taken)
+    banks = may_bank[t][None] & (bank[t][None] >= rolled[t])
+    bust[t] = np.where(banks, 0.0, on[t])
+  return bust, on

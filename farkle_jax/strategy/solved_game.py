@@ -53,6 +53,9 @@ class Decision(NamedTuple):
   bank: float | None  # win probability after banking (None: not allowed)
   roll: float | None  # win probability of rolling on (None: banking wins)
   best: str           # "bank" or "roll" (banking on ties, as the solver)
+  # The chance that the turn ends in a farkle if the player rolls on and
+  # then plays as the values say (None: banking wins, or not known).
+  bust: float | None = None
 
   def as_dict(self) -> dict[str, Any]:
     return self._asdict()
@@ -66,6 +69,9 @@ class Choice(NamedTuple):
   n: int                 # dice to roll next (six after hot dice)
   win: float             # win probability there, playing on optimally
   wins_now: bool         # banking there reaches the goal
+  # The chance that the turn ends in a farkle from there, playing on as
+  # the values say (0 where banking is taken; None: not known).
+  bust: float | None = None
 
   def as_dict(self) -> dict[str, Any]:
     return {**self._asdict(), "kept": list(self.kept)}
@@ -185,10 +191,11 @@ class SolvedGame:
     if t > lay.t_max(fields[0][0]):
       return Decision(1.0, None, "bank")
     roll = float(self.turns.of(key).roll[t, n - 1])
+    bust = float(self.turns.busts(key).roll[t, n - 1])
     if t < lay.bank_floor(fields[0][0]):
-      return Decision(None, roll, "roll")
+      return Decision(None, roll, "roll", bust)
     bank = float(lay.bank_values(self._padded, fields, t + 1)[0, t])
-    return Decision(bank, roll, "bank" if bank >= roll else "roll")
+    return Decision(bank, roll, "bank" if bank >= roll else "roll", bust)
 
   def advise(self, p: Position, roll: Sequence,
              dice_state: bool = False) -> Advice:
@@ -202,11 +209,13 @@ class SolvedGame:
     p = p._replace(n=n)
     key, bi, _ = self._key(p)
     lay, values = self.layout, self.turns.of(key).value
-    top = int(lay.t_max(bi))
+    busts, top = self.turns.busts(key).bust, int(lay.t_max(bi))
 
-    def worth(t2: int, n2: int) -> tuple[float, bool]:
+    def worth(t2: int, n2: int) -> tuple[float, bool, float]:
       u = t2 // lay.unit
-      return (1.0, True) if u > top else (float(values[u, n2 - 1]), False)
+      if u > top:
+        return 1.0, True, 0.0
+      return float(values[u, n2 - 1]), False, float(busts[u, n2 - 1])
 
     choices = (self._choices(roll, p.n, p.t, worth) if self.rules.dice_alike
                else _ranked([Choice(kept, pts, p.t + pts, n2,
@@ -244,7 +253,7 @@ class SolvedGame:
                ) -> tuple[Choice, ...]:
     """Every legal way to set dice aside from `roll` (n dice) at turn total
     t (points), best first; `worth(t2, n2)` is (win probability, whether it
-    wins now) of the state a choice leads to."""
+    wins now[, chance to farkle]) of the state a choice leads to."""
     counts = tuple(roll.count(face) for face in range(1, 7))
     choices = []
     for kept, points in scoring.keeps(self.rules, counts):
@@ -308,7 +317,7 @@ class SolvedGame:
       n = N_DICE if n is None else n
       dec = self.decision(self._at(scores, counts, t, n))
       return {**head, "n": n, "best": dec.best, "bank": pair(dec.bank),
-              "roll": pair(dec.roll)}
+              "roll": pair(dec.roll), "bust": dec.bust}
     given = n is not None
     if not given:   # the roll's own size (where the dice differ, its state)
       n = (len(roll) if self.rules.dice_alike and 1 <= len(roll) <= N_DICE
@@ -322,7 +331,8 @@ class SolvedGame:
     if adv.choices and not adv.choices[0].wins_now:
       best, dec = adv.choices[0], adv.decision
       out["then"] = {"t": best.t, "n": best.n, "best": dec.best,
-                     "bank": pair(dec.bank), "roll": pair(dec.roll)}
+                     "bank": pair(dec.bank), "roll": pair(dec.roll),
+                     "bust": dec.bust}
     return out
 
   @property

@@ -106,14 +106,20 @@ function addDie(event) {
   document.querySelector("#advice-form [name=n]").value = faces.length;
 }
 
+// The chance that the turn ends in a farkle when rolling on (two players'
+// answers give it; "" where it is not given).
+function bustText(d) {
+  return typeof d.bust === "number" ? `, bust ${pct(d.bust)}` : "";
+}
+
 function decisionText(d, where) {
   if (d.roll === null) return `${where}: bank, and win the game.`;
   if (d.bank === null)
-    return `${where}: roll (win probability ${pct(d.roll[0])}); banking is ` +
-           `not allowed yet (below the ${info.entry_minimum ? "entry or " :
-           ""}bank minimum).`;
+    return `${where}: roll (win probability ${pct(d.roll[0])}` +
+           `${bustText(d)}); banking is not allowed yet (below the ` +
+           `${info.entry_minimum ? "entry or " : ""}bank minimum).`;
   return `${where}: ${d.best.toUpperCase()} (bank ${pct(d.bank[0])}, roll ` +
-         `${pct(d.roll[0])}; every player after the better: ` +
+         `${pct(d.roll[0])}${bustText(d)}; every player after the better: ` +
          `${players(d.best === "bank" ? d.bank : d.roll)}).`;
 }
 
@@ -136,6 +142,7 @@ async function advise(event) {
       return;
     }
     const seats = [...Array(info.players).keys()];
+    const bust = a.choices.some(c => typeof c.bust === "number");
     const rows = a.choices.map((c, i) =>
         `<tr class="choice${i === 0 ? " best" : ""}"><td class="die">` +
         `${dice(c.kept)}</td><td>${c.kept.join(" ")}</td><td>${c.points}</td>` +
@@ -143,10 +150,13 @@ async function advise(event) {
         `<td>wins</td>` +
         "<td></td>".repeat(info.players - 1) : c.win.map(
             w => `<td>${w.toFixed(6)}</td>`).join("")) +
+        (bust ? `<td>${pct(c.bust)}</td>` : "") +
         `<td>${i === 0 ? "best" : ""}</td></tr>`).join("");
     out.innerHTML = `<table><tr><th></th><th>keep</th><th>points</th>` +
         `<th>turn total</th><th>dice left</th>` + seats.map(i =>
         `<th>win: ${i ? seatName(i) : "mover"}</th>`).join("") +
+        (bust ? `<th title="chance that the turn ends in a farkle, ` +
+         `playing on as advised">bust</th>` : "") +
         `<th></th></tr>${rows}</table>` + (a.then ? `<p id="decision">` +
         decisionText(a.then, `Then, at ${a.then.t} with ${a.then.n} dice`) +
         "</p>" : "<p id=\"decision\">The best choice wins the game.</p>");
