@@ -107,7 +107,8 @@ def test_maxscore_of_a_turn_that_need_not_end_finishes():
   from farkle_jax.strategy import expected_score
   zilch = rules.facebook().replace(name="zilch", n_of_a_kind="double",
                                    three_pairs=1500, straight=1500,
-                                   nothing_roll=500, goal=2000)
+                                   nothing_roll=500, goal=2000,
+                                   three_pairs_repeat=True)
   best = expected_score.solve(zilch).points_per_turn()
   assert f"{best:.4f} points per turn" in out.stdout
   assert "long run, with 500 off for 3 farkles in a row" in out.stdout

@@ -11,6 +11,8 @@
     farkle analyze seats --config three_players --workdir W3 --scores 0,500,0
     farkle analyze seats --config three_players --workdir W3 --plot seats.png
     farkle analyze seated --config three_players --workdir W3 --games 4000
+    farkle analyze distribution --config minimal --strategy bank:300
+    farkle analyze distribution --config minimal --target 5000 --plot d.png
     farkle analyze convergence --workdir W
     farkle analyze convergence --workdir W --plot convergence.png
     python -m farkle_jax.apps.analyze komi --config minimal --workdir W
@@ -23,7 +25,9 @@ optimal strategy solve it there first (resuming; a finished run is only
 loaded). Results are printed and, with a workdir, also written to
 W/analysis/<command>.json; convergence prints the change of each sweep
 of a solved run from its summary.json (no config, nothing written). komi,
-seats and convergence also draw their figure to --plot.
+seats and convergence also draw their figure to --plot. distribution
+gives one turn's points and the turns to reach --target (default the
+goal) alone, every turn by --strategy (maxscore or bank:X), exactly.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.rules import Rules
 from farkle_jax.solver import checkpointing, configuration, driver, memory
-from farkle_jax.strategy import catalog, evaluation, expected_score, figures
+from farkle_jax.strategy import catalog, distribution, evaluation
+from farkle_jax.strategy import expected_score, figures
 from farkle_jax.strategy import go_for_it, komi, memorized, simulation
 from farkle_jax.strategy import seated
 from farkle_jax.solver import results
@@ -72,9 +77,14 @@ _GUEST = flags.DEFINE_enum("guest", "two_player", seated.GUESTS,
 _ALLOW = flags.DEFINE_bool(
     "allow_unconverged", False, "Use a solved run that stopped at "
     "max_iterations above its tolerance.")
+_TARGET = flags.DEFINE_integer(
+    "target", None, "distribution: the score to reach alone, points "
+    "(default the goal).")
+_JSON = flags.DEFINE_bool("json", False, "distribution: print JSON "
+                          "instead of the tables.")
 _PLOT = flags.DEFINE_string(
-    "plot", None, "komi, seats, convergence: also draw the figure to this "
-    "file (.png, .pdf, .svg, ...; its directory must exist).")
+    "plot", None, "komi, seats, convergence, distribution: also draw the "
+    "figure to this file (.png, .pdf, .svg, ...; its directory must exist).")
 
 
 class Command(NamedTuple):
@@ -239,6 +249,31 @@ def _komi(ctx: catalog.Context) -> dict:
   return dict(curve=curve, fairest=k, fairest_win=w)
 
 
+def _distribution(ctx: catalog.Context) -> dict:
+  rules = ctx.layout.rules
+  pol, turn, steps = distribution.analyze(_STRATEGY.value, rules,
+                                          _TARGET.value)
+  out = distribution.as_dict(pol, turn, steps)
+  if _JSON.value:
+    print(json.dumps(out))
+    return out
+  print(f"one turn, {pol.name}, rules {rules.name}: mean "
+        f"{turn.mean():.6f} points, P(farkle) {turn.farkle:.6f}"
+        + (f", P(banked above the cap {turn.cap * turn.unit}) "
+           f"{turn.beyond_cap:.3e}" if turn.beyond_cap else ""))
+  print(distribution.format_turn(turn))
+  said = (f", {rules.penalty} off at {rules.penalty_count} farkles in a "
+          f"row (floor {rules.floor})" if steps.penalty
+          else ", no farkle penalty")
+  if rules.entry_minimum:
+    said += ", entry minimum ignored"
+  print(f"turns alone from 0 to {steps.target}{said}: mean "
+        f"{steps.mean:.6f}\n{distribution.format_turns(steps)}")
+  _draw(lambda: plots.distribution(turn, steps, f"{pol.name}, "
+                                   f"{rules.name} rules"))
+  return out
+
+
 def _draw(figure: Callable[[], Any]) -> None:
   """The figure that `figure` makes, to --plot when given."""
   if _PLOT.value is not None:
@@ -250,7 +285,8 @@ def _pair_needs_optimal() -> bool:
   return catalog.needs_optimal(_STRATEGY.value, _VERSUS.value)
 
 
-PER_TURN = ("maxscore", "memorized")  # no array over the keys of the model
+# No array over the keys of the model.
+PER_TURN = ("maxscore", "memorized", "distribution")
 NO_FINAL_ROUND = ("evaluate", "simulate", "goforit")
 
 COMMANDS = {
@@ -261,6 +297,7 @@ COMMANDS = {
     "goforit": Command(lambda: catalog.needs_optimal(_VERSUS.value),
                        _goforit),
     "komi": Command(lambda: True, _komi),
+    "distribution": Command(lambda: False, _distribution),
 }
 
 
@@ -320,7 +357,8 @@ SEAT_COMMANDS = {"seats": _seats, "seated": _seated}
 # What works with dice that differ (rules.dice) or hands (rules.hands).
 DICE_COMMANDS = {"maxscore": "each hand", "komi": "any dice",
                  "evaluate": "optimal, maxscore, bank:X",
-                 "simulate": "optimal, maxscore, bank:X"}
+                 "simulate": "optimal, maxscore, bank:X",
+                 "distribution": "maxscore, bank:X"}
 # Strategies whose tables speak of n = 1..6 dice.
 SIX_DICE_STRATEGIES = ("memorized", "goforit:")
 
@@ -336,7 +374,8 @@ def _check_dice(name: str) -> None:
         f"(rules.dice, rules.hands); what works: {said}")
 
 
-PLOTTED = ("komi", "seats", "convergence")   # the commands with a figure
+# The commands with a figure.
+PLOTTED = ("komi", "seats", "convergence", "distribution")
 
 
 def _command(argv: list[str]) -> str:
@@ -350,6 +389,8 @@ def _command(argv: list[str]) -> str:
   if _PLOT.value is not None and name not in PLOTTED:
     raise app.UsageError(f"--plot: {name} draws no figure; "
                          f"{', '.join(PLOTTED)} do")
+  if _JSON.value and name != "distribution":
+    raise app.UsageError(f"--json: for distribution, not {name}")
   if name == "convergence" and not _WORKDIR.value:
     raise app.UsageError("convergence needs --workdir (a solved run)")
   if name != "convergence" and _CONFIG.value is None:
@@ -376,6 +417,11 @@ def main(argv):
         f"{name}: for exactly two players (rules.players = {players}); "
         "with more, use seats or seated")
   _check_dice(name)
+  if name == "distribution":
+    rules = configuration.check(_CONFIG.value)[0]
+    distribution.check_strategy(_STRATEGY.value, rules)
+    distribution.check_target(
+        rules.goal if _TARGET.value is None else _TARGET.value, rules)
   if name in SEAT_COMMANDS:
     if name == "seated" and _GAMES.value > seated.MAX_GAMES:
       _usage("games", _GAMES.value, f"at most {seated.MAX_GAMES:,} for "

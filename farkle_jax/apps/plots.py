@@ -187,3 +187,37 @@ def convergence(summary: dict[str, Any], title: str = "") -> Figure:
   ax.set_title(f"{title}\n{heading}" if title else heading, fontsize=9)
   ax.legend()
   return fig
+
+
+def distribution(turn: Any, turns: Any, title: str = "") -> Figure:
+  """Two panels: one turn's points (a farkle as a bar of its own at the
+  left) and P(target reached by turn k).
+
+  Args:
+    turn: a `distribution.TurnDistribution` (banked [top + 1] by units).
+    turns: a `distribution.TurnsDistribution` (reached [K], k = 1..K).
+    title: the figure's title.
+  """
+  fig = _figure(11, 3.8)
+  left, right = fig.subplots(1, 2)
+  t = np.nonzero(turn.banked)[0]
+  width = 0.8 * turn.unit
+  left.bar(t * turn.unit, turn.banked[t], width, label="banked")
+  left.bar([-2 * turn.unit], [turn.farkle], 2 * width, color="tab:red",
+           label=f"farkle ({turn.farkle:.3f})")
+  # The far tail (long hot-dice runs) would squeeze the bars: cut at
+  # 99.99% of the mass.
+  cum = turn.farkle + np.cumsum(turn.banked[t])
+  last = t[min(np.searchsorted(cum, 0.9999), len(t) - 1)]
+  left.set_xlim(-4 * turn.unit, (last + 2) * turn.unit)
+  left.set_xlabel("points of one turn")
+  left.set_ylabel("probability")
+  left.legend()
+  k = np.arange(1, len(turns.reached) + 1)
+  right.step(k, turns.reached, where="post", marker="o", markersize=3)
+  right.axhline(1.0, color="gray", linestyle="--")
+  right.set_xlabel("turn k")
+  right.set_ylabel(f"P(reached {turns.target} by turn k)")
+  right.set_title(f"mean {turns.mean:.3f} turns", fontsize=9)
+  fig.suptitle(title, fontsize=9)
+  return fig
