@@ -18,7 +18,6 @@ each shipped config takes: the README's table "How long things take".
 
 import logging as py_logging
 import os
-import sys
 
 from absl import app, flags, logging
 from ml_collections import config_flags
@@ -64,12 +63,9 @@ def main(argv):
     py_logging.getLogger().addHandler(WorkdirLog(_WORKDIR.value))
   else:
     logging.set_verbosity(logging.WARNING)
-  bar = _progress_display() if placement.is_writer() else None
-  try:
-    summary = driver.run(_CONFIG.value, _WORKDIR.value, on_chunk=bar)
-  finally:
-    if bar is not None:
-      bar.close()
+  with progress.for_solve(_PROGRESS.value, flags.FLAGS.verbose,
+                          show=placement.is_writer()) as display:
+    summary = driver.run(_CONFIG.value, _WORKDIR.value, on_chunk=display)
   if not placement.is_writer():
     return
   if "seat_win" in summary:   # three or more players
@@ -88,16 +84,11 @@ def main(argv):
         f"{os.path.join(_WORKDIR.value, WorkdirLog.NAME)})")
 
 
-def _progress_display():
-  """What --progress asks for (None: log records only)."""
-  return progress.for_solve(_PROGRESS.value, flags.FLAGS.verbose)
-
-
 class WorkdirLog(py_logging.FileHandler):
   """The run's log records, every level from INFO, in workdir/log.txt
-  (appended to by each rerun). Records come before the solve has checked
-  and made the workdir are held till it exists: a refused run leaves
-  nothing behind."""
+  (appended to by each rerun). Records that come before the solve has
+  checked and made the workdir are held till it exists: a refused run
+  leaves nothing behind."""
 
   NAME = "log.txt"
   HELD = 1000   # at most this many records wait for the workdir

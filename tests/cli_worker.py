@@ -34,11 +34,6 @@ import farkle_jax  # noqa: F401  (float64 first)
 from farkle_jax.apps import command_line
 
 
-def _exit_code(e: SystemExit) -> int:
-  """The exit status the interpreter gives a SystemExit."""
-  return e.code if isinstance(e.code, int) else int(e.code is not None)
-
-
 def _in_process(name: str, args: list) -> dict:
   flags.FLAGS.unparse_flags()
   out, err, code = io.StringIO(), io.StringIO(), 0
@@ -47,7 +42,7 @@ def _in_process(name: str, args: list) -> dict:
       rest = command_line._parse([name, *args])
       command_line.guarded(importlib.import_module(name).main)(rest)
     except SystemExit as e:
-      code = _exit_code(e)
+      code = command_line.exit_code(e)
   return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
@@ -67,7 +62,7 @@ def _forked(name: str, args: list) -> dict:
         else:
           runpy.run_module(name, run_name="__main__", alter_sys=True)
       except SystemExit as e:
-        code = _exit_code(e)
+        code = command_line.exit_code(e)
       except BaseException:  # noqa: BLE001  (as the interpreter would)
         import traceback
         traceback.print_exc()

@@ -353,23 +353,32 @@ def solve_on_board(goal: int, floor: int, entry: int, tol: float = 1e-15,
   return w0
 
 
-def start_value(rules: str, goal: int, floor: int, w0: np.ndarray,
-                key: tuple[int, int, int, int]) -> float:
-  """W(t = 0, n = 6) of one key (b, d, f, e indices from the floor) by one
-  backward pass over its turn, reading banks and farkles from `w0`: one
-  Bellman update of that key, for checking a solution at chosen keys."""
+def _key_turn(rules: str, goal: int, floor: int, w0: np.ndarray,
+              key: tuple[int, int, int, int]) -> tuple:
+  """What a backward pass over one key's turn needs: (step, bank minimum,
+  banked-score count, b, d, e indices, the last turn total short of the
+  goal, the value of a farkle read from `w0`)."""
   step = 50
   bank_min = 300 if rules == "facebook" else 50
   penalty = 500 if rules == "facebook" else 0
   nf = 3 if penalty else 1
   low = floor if penalty else 0
-  nb = w0.shape[0]
   bi, di, fi, ei = key
   t_max = max(bank_min - step, goal - step - (low + bi * step))
   b_next = bi
   if penalty and fi == nf - 1:
     b_next = max(0, bi - penalty // step)
   x_farkle = 1 - w0[di, b_next, ei, (fi + 1) % nf]
+  return step, bank_min, w0.shape[0], bi, di, ei, t_max, x_farkle
+
+
+def start_value(rules: str, goal: int, floor: int, w0: np.ndarray,
+                key: tuple[int, int, int, int]) -> float:
+  """W(t = 0, n = 6) of one key (b, d, f, e indices from the floor) by one
+  backward pass over its turn, reading banks and farkles from `w0`: one
+  Bellman update of that key, for checking a solution at chosen keys."""
+  step, bank_min, nb, bi, di, ei, t_max, x_farkle = _key_turn(
+      rules, goal, floor, w0, key)
   values: dict[tuple[int, int], float] = {}
 
   def value(t, n):
@@ -705,18 +714,8 @@ def turn_bust(rules: str, goal: int, floor: int, w0: np.ndarray,
   set takes is its first of the highest value, in the order of the set;
   the states of several options of one value whose chances differ are
   listed under "ties"."""
-  step = 50
-  bank_min = 300 if rules == "facebook" else 50
-  penalty = 500 if rules == "facebook" else 0
-  nf = 3 if penalty else 1
-  low = floor if penalty else 0
-  nb = w0.shape[0]
-  bi, di, fi, ei = key
-  t_max = max(bank_min - step, goal - step - (low + bi * step))
-  b_next = bi
-  if penalty and fi == nf - 1:
-    b_next = max(0, bi - penalty // step)
-  x_farkle = 1 - w0[di, b_next, ei, (fi + 1) % nf]
+  step, bank_min, nb, bi, di, ei, t_max, x_farkle = _key_turn(
+      rules, goal, floor, w0, key)
   values, out = {}, {"ties": set()}
 
   def at(t, n):   # (value, bust) of a state: a win banks at once

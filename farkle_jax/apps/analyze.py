@@ -313,12 +313,9 @@ def _context(config, workdir: str | None, need_optimal: bool,
     return catalog.Context(layout, roll_tables.build(rules))
   if not workdir:
     raise catalog.StrategyError("the optimal strategy needs --workdir")
-  display = progress.for_solve(verbose=flags.FLAGS.verbose)
-  try:   # a display only shows once a solve is needed
+  # A display only shows once a solve is needed.
+  with progress.for_solve(verbose=flags.FLAGS.verbose) as display:
     run = driver.ensure(config, workdir, _ALLOW.value, on_chunk=display)
-  finally:
-    if display is not None:
-      display.close()
   return catalog.Context(run.layout, run.roll, run.w0)
 
 

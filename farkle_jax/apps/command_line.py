@@ -416,11 +416,11 @@ def run(main: Callable[[list[str]], None],
   try:
     app.run(guarded(main), flags_parser=_parse)
   except SystemExit as e:
-    bound_shutdown(_exit_code(e), EXIT_GRACE_S)
+    bound_shutdown(exit_code(e), EXIT_GRACE_S)
     raise
 
 
-def _exit_code(e: SystemExit) -> int:
+def exit_code(e: SystemExit) -> int:
   """The exit status the interpreter gives a SystemExit."""
   return e.code if isinstance(e.code, int) else int(e.code is not None)
 

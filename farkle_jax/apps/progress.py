@@ -10,10 +10,11 @@ far, 100% at the tolerance. `main` shows it when its output is a terminal
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import tqdm
 from absl import logging
@@ -132,18 +133,27 @@ class CountBar:
       self._bar.close()
 
 
-def for_solve(kind: str = "auto", verbose: bool = False):
-  """A progress display for `driver.run(..., on_chunk=...)` (close it when
-  done), or None for log records only.
+@contextlib.contextmanager
+def for_solve(kind: str = "auto", verbose: bool = False,
+              show: bool = True) -> Iterator[Callable | None]:
+  """A progress display for `driver.run(..., on_chunk=...)`, closed on
+  leaving, or None for log records only (and where `show` is False: a
+  process that does not speak for a solve).
 
   Args:
     kind: "bar", "lines" (a plain line every LOG_SECONDS), "log", or
       "auto": a bar on a terminal, lines otherwise, and log records alone
       with `verbose` (they show the progress; a bar would be cut by them).
     verbose: whether log records reach the terminal (-v).
+    show: whether to show anything.
   """
   if kind == "auto":
     kind = ("log" if verbose else
             "bar" if sys.stderr.isatty() else "lines")
-  return {"bar": ResidualBar, "lines": ResidualLines,
-          "log": lambda: None}[kind]()
+  display = ({"bar": ResidualBar, "lines": ResidualLines,
+              "log": lambda: None}[kind]() if show else None)
+  try:
+    yield display
+  finally:
+    if display is not None:
+      display.close()

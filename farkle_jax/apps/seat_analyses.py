@@ -29,15 +29,12 @@ def solved(config, workdir: str | None,
   except results.ResultsError:   # none there yet, or another one
     pass
   progress.say(f"solving the run in {workdir} first (rerun, it resumes)")
-  display = progress.for_solve(verbose=flags.FLAGS.verbose)
   try:
-    driver.run(config, workdir, on_chunk=display)
+    with progress.for_solve(verbose=flags.FLAGS.verbose) as display:
+      driver.run(config, workdir, on_chunk=display)
   except driver.NotConverged:
     if not allow_unconverged:
       raise
-  finally:
-    if display is not None:
-      display.close()
   return seat_game.SeatGame.load(workdir, allow_unconverged)
 
 
