@@ -579,6 +579,50 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   return w0, V
 
 
+def players_turn_bust(players: int, goal: int, w0: np.ndarray,
+                      key: tuple[int, ...]) -> dict:
+  """{(t, n): (bust, rolling)} of one start-of-turn key of
+  `solve_players` (score indices in turn order from the mover): the chance
+  that the mover's turn ends in a farkle from in-turn state (t score
+  steps, n dice), playing as `w0` says, by a backward pass over this one
+  turn (bust: 0 where the mover banks, bank >= roll; rolling: when the
+  mover rolls on there). The option a score set takes is its first of the
+  highest mover value, as `solve_players` takes it; the states where
+  options of that value farkle with different chances are listed under
+  "ties". No entry minimum."""
+  step, s0 = 50, key[0]
+  nb = goal // step
+  win = np.eye(players)[0]
+
+  def pass_on(total):   # the next mover's vector, seats rotated by one
+    return np.roll(w0[tuple(key[1:]) + (min(total, nb - 1),)], 1)
+
+  t_max, x_farkle = nb - s0 - 1, pass_on(s0)
+  values, out = {}, {"ties": set()}
+
+  def at(t, n):   # (vector, bust) of a state: a win banks at once
+    return (win, 0.0) if t > t_max else (values[t, n], out[t, n][0])
+
+  for t in range(t_max, -1, -1):
+    for n in range(1, 7):
+      farkle, sets = distribution("minimal", n)
+      roll, bust = float(farkle) * x_farkle, float(farkle)
+      for sset, p in sets.items():
+        reached = [at(t + pts // step, 6 if k == n else n - k)
+                   for k, pts in sset]
+        top = max(v[0] for v, _ in reached)
+        taken = [(v, b) for v, b in reached if v[0] == top]
+        if len({b for _, b in taken}) > 1:
+          out["ties"].add((t, n))
+        roll = roll + float(p) * taken[0][0]
+        bust += float(p) * taken[0][1]
+      bank = pass_on(s0 + t) if t >= 1 else None   # bank minimum 50
+      banks = bank is not None and bank[0] >= roll[0]
+      values[t, n] = bank if banks else roll
+      out[t, n] = (0.0 if banks else bust, bust)
+  return out
+
+
 @functools.lru_cache(maxsize=None)
 def hand_distribution(rules: str, hand: tuple, left: tuple):
   """A hand of dice that differ: (P(farkle), {option set: probability}) of

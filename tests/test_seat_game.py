@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import farkle_jax
+import reference
 from conftest import COMMANDS
 from farkle_jax.solver import queries
 from farkle_jax.strategy import seat_game
@@ -198,3 +199,63 @@ def test_table_marks_what_no_rolls_reach(tiny_runs, seats_runs):
   row = seats.table((900, 0), t_last=100)["rows"][2]
   reach = {c["n"]: c["reachable"] for c in row["cells"]}
   assert row["t"] == 100 and not reach[6] and reach[4] and reach[5]
+
+
+@pytest.mark.parametrize("scores", [(0, 0, 0), (300, 0, 450), (100, 250, 50),
+                                    (400, 450, 0)])
+def test_the_chances_to_bust_are_the_plain_references(solved, scores):
+  """Every in-turn state of a key: the chance to bust from there and when
+  rolling on, against a plain transcription of the policy over the
+  reference's own three-player solution, to 1e-12."""
+  _, game = solved
+  ref_w0, _ = reference.solve_players(3, 500)
+  want = reference.players_turn_bust(3, 500, ref_w0,
+                                     tuple(s // 50 for s in scores))
+  got = game.busts(game.turn(scores))
+  assert not want.pop("ties") and len(want) == 6 * (10 - scores[0] // 50)
+  for (t, n), (bust, rolling) in want.items():
+    assert abs(got[t, n - 1, 0] - bust) < 1e-12, (t, n)
+    assert abs(got[t, n - 1, 1] - rolling) < 1e-12, (t, n)
+
+
+def _seat_turn_busts(game, scores, rng, policy) -> bool:
+  """Whether one turn from the start, played by `game.advise` and
+  `game.decision` (kept in `policy` by state and roll), ends in a
+  farkle."""
+  t, n, left = 0, 6, game.rules.goal - scores[0]
+  while True:
+    faces = tuple(sorted(rng.integers(1, 7, size=n).tolist()))
+    if (t, n, faces) not in policy:
+      best = (game.advise(scores, t, faces) or [None])[0]
+      policy[t, n, faces] = (
+          "farkle" if best is None else "stop" if best.t >= left
+          or game.decision(scores, best.t, best.n)["best"] == "bank"
+          else (best.t, best.n))
+    move = policy[t, n, faces]
+    if isinstance(move, str):
+      return move == "farkle"
+    t, n = move
+
+
+def test_turns_played_by_the_advice_bust_as_often_as_shown(solved):
+  """Turns played at random by the three-player advice farkle as often as
+  the chance `advice` shows, within 4 standard errors; each choice's chance
+  is the one of where it leads."""
+  _, game = solved
+  scores, runs, rng, policy = (100, 250, 50), 20_000, (
+      np.random.default_rng(3)), {}
+  want = game.advice(scores, 0, 6)["bust"]
+  busts = sum(_seat_turn_busts(game, scores, rng, policy)
+              for _ in range(runs))
+  assert abs(busts / runs - want) < 4 * (want * (1 - want) / runs) ** 0.5
+  rows = game.busts(game.turn(scores))
+  adv = game.advice(scores, 0, roll=(1, 5, 2, 2, 4, 6))
+  for c in adv["choices"]:
+    assert c["bust"] == rows[c["t"] // 50, c["n"] - 1, 0]
+  assert adv["then"]["bust"] == rows[adv["then"]["t"] // 50,
+                                     adv["then"]["n"] - 1, 1] > 0
+  text = seat_game.format_advice(game, scores, 0, (1, 5, 2, 2, 4, 6))
+  assert f"{adv['choices'][0]['bust']:.4f}" in text.splitlines()[2]
+  # A choice that reaches the goal ends the turn banked: no risk.
+  wins = game.advice(scores, 0, roll=(1, 5, 3, 3, 3, 2))["choices"][0]
+  assert wins["t"] >= 400 and wins["bust"] == 0.0

@@ -95,18 +95,13 @@ def format_decision(where: str, dec: solved_game.Decision,
   the turn in a farkle when rolling on ('bust')."""
   if dec.roll is None:
     return f"{where}: bank, and win the game"
-  bust = "" if dec.bust is None else f", bust {dec.bust:.4f}"
+  bust = ("" if dec.bust is None
+          else f", bust {positions.format_bust(dec.bust)}")
   if dec.bank is None:
     return (f"{where}: roll (win probability {dec.roll:.6f}{bust}); banking "
             f"is not allowed below {bank_min}")
   return (f"{where}: {dec.best} (bank {dec.bank:.6f}, roll {dec.roll:.6f}"
           f"{bust})")
-
-
-def _bust(c: solved_game.Choice) -> str:
-  """A choice's chance to end the turn in a farkle, as the column shows
-  it ('-' where it is not known)."""
-  return "-" if c.bust is None else f"{c.bust:.4f}"
 
 
 def format_advice(adv: solved_game.Advice, bank_min: int,
@@ -130,7 +125,7 @@ def format_advice(adv: solved_game.Advice, bank_min: int,
     note = "  best" if i == 0 else ""
     win = f"{c.win:.6f}" if not c.wins_now else "1 (bank: wins)"
     lines.append(f"  {kept:<14}{c.points:>7}{c.t:>12}{label(c.n):>11}"
-                 f"{win:>17}{_bust(c):>8}{note}")
+                 f"{win:>17}{positions.format_bust(c.bust):>8}{note}")
   best = adv.choices[0]
   dice = words(best.n)
   lines.append(format_decision(f"then, at t={best.t} with {dice}",
@@ -218,8 +213,9 @@ def _advice_by_scores(game, query: Query, as_json: bool) -> str:
     return seat_game.format_advice(game, scores, t, roll, counts, n)
   d = farkle_jax.advise(game, scores, None, t, n, counts)
   bank = seat_game.format_vector(d["bank"]) if d["bank"] else "not allowed"
-  roll_on = (seat_game.format_vector(d["roll"]) if d["roll"]
-             else "not needed: banking wins")
+  roll_on = (seat_game.format_vector(d["roll"])
+             + f", bust {positions.format_bust(d.get('bust'))}"
+             if d["roll"] else "not needed: banking wins")
   return (f"scores {_join(scores)}, t={t} with "
           f"{solved_game.dice_count(_N.default if n is None else n)}: "
           f"{d['best']} (bank {bank}; roll {roll_on})")

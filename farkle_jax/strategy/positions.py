@@ -44,6 +44,12 @@ def dice_count(n: int) -> str:
   return "1 die" if n == 1 else f"{n} dice"
 
 
+def format_bust(bust: float | None) -> str:
+  """A chance to end the turn in a farkle, in 4 decimals ('-' where it is
+  not known)."""
+  return "-" if bust is None else f"{bust:.4f}"
+
+
 def parse_dice(text: str) -> tuple:
   """'6,5,3' or '6 5 3' or '653' -> (6, 5, 3); with dice that differ, each
   face after its die's letter (`dice.labels`): 'A1,B5,B3' -> ('A1', 'B5',

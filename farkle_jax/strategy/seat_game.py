@@ -26,7 +26,8 @@ from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, integrity, results, vector_pass
 from farkle_jax.strategy import positions
-from farkle_jax.strategy.positions import PositionError, dice_count
+from farkle_jax.strategy.positions import (PositionError, dice_count,
+                                           format_bust)
 from farkle_jax.strategy.solved_game import Choice, Decision
 
 
@@ -37,6 +38,9 @@ class SeatChoice(NamedTuple):
   t: int                  # turn total after it (points)
   n: int                  # dice to roll next
   win: tuple[float, ...]  # every player's win probability (mover first)
+  # The chance that the turn ends in a farkle from there, playing on as
+  # the values say (0 where banking is taken or the goal is reached).
+  bust: float | None = None
 
 
 def is_seats_run(workdir: str | None) -> bool:
@@ -66,6 +70,8 @@ class SeatGame:
     # (the roll, then bank or roll after the best choice), a game its
     # mover's at every roll.
     self._turns: collections.OrderedDict[tuple, Turn] = (
+        collections.OrderedDict())
+    self._busts: collections.OrderedDict[tuple, np.ndarray] = (
         collections.OrderedDict())
     self._rolls = [_RollSets.of(self.roll, n)
                    for n in range(1, self.roll.dice_states + 1)]
@@ -168,6 +174,38 @@ class SeatGame:
         seats.players + 1:] + (0,)
     return np.concatenate([seats.from_next(self.w0[nxt]), [0.0]])
 
+  def busts(self, turn: "Turn") -> np.ndarray:
+    """[T + 1, 6, 2] the chance that the mover's turn ends in a farkle
+    from (t, n) (t in units), playing on as the values say: [..., 0] as
+    the mover plays there (0 where banking is taken), [..., 1] rolling on.
+
+    The options and decisions are those of `roll_value` and `_decision`
+    (the first best option of a score set; banking on ties); totals past
+    the mover's t_max win (0).
+    """
+    if turn.key in self._busts:
+      self._busts.move_to_end(turn.key)
+      return self._busts[turn.key]
+    out = np.zeros(turn.rows.shape[:2] + (2,))
+    top = int(self.seats.t_max(turn.key[0]))
+    for t in range(top, -1, -1):
+      bank = self.bank_value(turn, t)
+      for n, sets in enumerate(self._rolls, start=1):
+        at = np.minimum(t + sets.pts, self.seats.num_rows)    # [R, J]
+        pick = np.argmax(turn.rows[at, sets.next][..., 0], axis=1)
+        went = t + sets.pts[sets.rows, pick]                  # [R]
+        after = np.where(went > top, 0.0, out[np.minimum(
+            went, top), sets.next[sets.rows, pick], 0])
+        out[t, n - 1, 1] = (self.roll.farkle_prob[n - 1]
+                            + float(sets.prob[:, 0] @ after))
+        banks = (bank is not None
+                 and bank[0] >= self.roll_value(turn, t, n)[0])
+        out[t, n - 1, 0] = 0.0 if banks else out[t, n - 1, 1]
+    self._busts[turn.key] = out
+    if len(self._busts) > TURNS:
+      self._busts.popitem(last=False)
+    return out
+
   def _units(self, key: tuple, t: int, n: int) -> int:
     """Turn total t (points) in units, refused unless play reaches it with
     n dice (`positions`)."""
@@ -184,7 +222,8 @@ class SeatGame:
     bank = self.bank_value(turn, tu)
     best = "bank" if bank is not None and bank[0] >= roll[0] else "roll"
     keep = lambda v: None if v is None else [float(x) for x in v[:-1]]
-    return {"best": best, "bank": keep(bank), "roll": keep(roll)}
+    return {"best": best, "bank": keep(bank), "roll": keep(roll),
+            "bust": float(self.busts(turn)[tu, n - 1, 1])}
 
   def advise(self, scores, t: int, dice: Sequence[int], counts=None,
              n: int | None = None) -> list[SeatChoice]:
@@ -196,13 +235,16 @@ class SeatGame:
     tu = self._units(key, t, n)
     turn = self._turn_of(key)
     top, out = self.seats.num_rows, []
+    busts, last = self.busts(turn), int(self.seats.t_max(key[0]))
     face_counts = tuple(list(dice).count(f) for f in range(1, 7))
     for kept, points in scoring.keeps(self.rules, face_counts):
       n2 = roll_tables.next_dice(n, sum(kept))
-      win = turn.rows[min(tu + points // self.seats.unit, top), n2 - 1]
+      u = tu + points // self.seats.unit
+      win = turn.rows[min(u, top), n2 - 1]
       faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
       out.append(SeatChoice(faces, points, t + points, n2,
-                            tuple(float(x) for x in win[:-1])))
+                            tuple(float(x) for x in win[:-1]),
+                            0.0 if u > last else float(busts[u, n2 - 1, 0])))
     return sorted(out, key=lambda c: (-c.win[0], -c.points, -len(c.kept)))
 
   def advice(self, scores, t: int = 0, n: int | None = None, roll=None,
@@ -285,13 +327,15 @@ class SeatGame:
     """`advise`, each choice with the mover's win probability."""
     scores, counts = self._split(key)
     left = self.rules.goal - scores[0]   # a bank of this much wins
-    return tuple(Choice(c.kept, c.points, c.t, c.n, c.win[0], c.t >= left)
+    return tuple(Choice(c.kept, c.points, c.t, c.n, c.win[0], c.t >= left,
+                        c.bust)
                  for c in self.advise(scores, t, dice, counts, n))
 
   def decision_at(self, key, t: int, n: int) -> Decision:
     scores, counts = self._split(key)
     d = self.decision(scores, t, n, counts)
-    return Decision(d["bank"] and d["bank"][0], d["roll"][0], d["best"])
+    return Decision(d["bank"] and d["bank"][0], d["roll"][0], d["best"],
+                    d["bust"])
 
   def bank_minimum_at(self, key) -> int:
     return int(self.seats.bank_floor(key[0])) * self.seats.unit
@@ -426,14 +470,16 @@ def format_advice(game, scores, t: int, dice, counts=None,
   if not adv["choices"]:
     return head + "\nfarkle: nothing scores; the turn ends with nothing banked"
   lines = [head, f"  {'keep':<14}{'points':>7}{'turn total':>12}"
-           f"{'dice left':>11}   win probability of players 1..{n}"]
+           f"{'dice left':>11}{'bust':>8}   win probability of players "
+           f"1..{n}"]
   for i, c in enumerate(adv["choices"]):
     lines.append(f"  {' '.join(map(str, c['kept'])):<14}{c['points']:>7}"
-                 f"{c['t']:>12}{c['n']:>11}   {format_vector(c['win'])}"
-                 f"{'  best' if i == 0 else ''}")
+                 f"{c['t']:>12}{c['n']:>11}{format_bust(c.get('bust')):>8}"
+                 f"   {format_vector(c['win'])}{'  best' if i == 0 else ''}")
   if "then" in adv:
     d = adv["then"]
     bank = format_vector(d["bank"]) if d["bank"] else "not allowed"
     lines.append(f"then, at t={d['t']} with {dice_count(d['n'])}: {d['best']} "
-                 f"(bank {bank}; roll {format_vector(d['roll'])})")
+                 f"(bank {bank}; roll {format_vector(d['roll'])}, bust "
+                 f"{format_bust(d.get('bust'))})")
   return "\n".join(lines)
