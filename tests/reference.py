@@ -8,6 +8,7 @@ transcription of the equations with NumPy arrays indexed by (b, d, f, e).
 
 from __future__ import annotations
 
+import collections
 import fcntl
 import functools
 import hashlib
@@ -757,26 +758,33 @@ def turn_bust(rules: str, goal: int, floor: int, w0: np.ndarray,
   by a backward pass over the turn as `start_value`. The option a score
   set takes is its first of the highest value, in the order of the set;
   the states of several options of one value whose chances differ are
-  listed under "ties"."""
+  listed under "ties". Under "points": {(t, n): {points banked: chance,
+  "farkle": chance}} of the rest of the turn from there, played so (a
+  total past the last one short of the goal banks at once)."""
   step, bank_min, nb, bi, di, ei, t_max, x_farkle = _key_turn(
       rules, goal, floor, w0, key)
-  values, out = {}, {"ties": set()}
+  values, out, points = {}, {"ties": set()}, {}
 
-  def at(t, n):   # (value, bust) of a state: a win banks at once
-    return (1.0, 0.0) if t > t_max else (values[t, n], out[t, n][0])
+  def at(t, n):   # (value, bust, points) of a state: a win banks at once
+    if t > t_max:
+      return 1.0, 0.0, {t: 1.0}
+    return values[t, n], out[t, n][0], points[t, n]
 
   for t in range(t_max, -1, -step):
     for n in range(1, 7):
       farkle, sets = distribution(rules, n)
       roll, bust = float(farkle) * x_farkle, float(farkle)
+      later = collections.Counter({"farkle": float(farkle)})
       for sset, p in sets.items():
         reached = [at(t + pts, 6 if k == n else n - k) for k, pts in sset]
-        top = max(v for v, _ in reached)
-        taken = [b for v, b in reached if v == top]
-        if len(set(taken)) > 1:
+        top = max(v for v, _, _ in reached)
+        taken = [(b, d) for v, b, d in reached if v == top]
+        if len({b for b, _ in taken}) > 1:
           out["ties"].add((t, n))
         roll += float(p) * top
-        bust += float(p) * taken[0]
+        bust += float(p) * taken[0][0]
+        for total, q in taken[0][1].items():
+          later[total] += float(p) * q
       w, banks = roll, False
       if t >= bank_min:
         total = bi + t // step
@@ -784,4 +792,6 @@ def turn_bust(rules: str, goal: int, floor: int, w0: np.ndarray,
         w, banks = max(roll, bank), bank >= roll
       values[t, n] = w
       out[t, n] = (0.0 if banks else bust, bust)
+      points[t, n] = {t: 1.0} if banks else dict(later)
+  out["points"] = points
   return out

@@ -13,10 +13,13 @@ import numpy as np
 import pytest
 
 import farkle_jax  # noqa: F401  (64-bit mode)
+import reference
+from configs import tiny
 from conftest import COMMANDS
 from test_plots import is_png
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
+from farkle_jax.solver import queries
 from farkle_jax.strategy import distribution, expected_score
 
 # The minimal rules written out again: singles 1 = 100 and 5 = 50, a
@@ -176,6 +179,34 @@ def test_turns_of_a_sure_turn_are_a_count():
   assert steps.mean == 10 and list(steps.reached) == [0] * 9 + [1]
 
 
+@pytest.mark.parametrize("name, start", [
+    ("minimal", (0, 0)), ("minimal", (600, 250)), ("facebook", (0, 0)),
+    ("facebook", (350, 700))])
+def test_the_optimal_play_banks_as_the_plain_reference(tiny_runs, name,
+                                                      start):
+  """One turn under the optimal play at a position: every total's chance
+  and the farkle's against a plain backward pass over the reference's own
+  solution (tests/reference.py), to 1e-12."""
+  rules = tiny.get_config(name).rules
+  ref_w0, _ = reference.solve(name, rules.goal, rules.floor)
+  w0, layout, roll, _ = tiny_runs(name)
+  dist = distribution.optimal(queries.Turns(w0, layout, roll), layout,
+                              *start)
+  key = tuple(int(i) for i in layout.opening_key(*start))
+  want = reference.turn_bust(name, rules.goal, rules.floor, ref_w0, key)
+  assert not want["ties"]
+  want = dict(want["points"][0, 6])
+  assert abs(dist.farkle - want.pop("farkle")) < 1e-12
+  got = {t * dist.unit: p for t, p in enumerate(dist.banked) if p}
+  assert set(got) == set(want)
+  for points, p in want.items():
+    assert abs(got[points] - p) < 1e-12, points
+  assert abs(dist.banked.sum() + dist.farkle - 1) < 1e-12
+  left = rules.goal - start[0]   # totals from here on reach the goal
+  assert dist.beyond_cap > 0 and abs(dist.beyond_cap - sum(
+      p for t, p in want.items() if t >= left)) < 1e-12
+
+
 def _cli(*args):
   return COMMANDS("farkle_jax.apps.analyze", "distribution", *args)
 
@@ -195,9 +226,26 @@ def test_cli_text_json_and_plot(tmp_path):
   assert got["reached_by_turn"][-1] >= 0.999
 
 
+def test_cli_optimal_at_a_position(tiny_runs, tmp_path):
+  workdir = tiny_runs("minimal")[3]
+  out = _cli("--config", "tiny:minimal", "--workdir", workdir,
+             "--strategy", "optimal", "--start", "600,250", "--json")
+  assert out.returncode == 0, out.stderr
+  got = json.loads(out.stdout)
+  assert got["strategy"] == "optimal at 600,250"
+  assert got["mean_turns"] is None and 0 < got["beyond_cap"] < 1
+  assert abs(sum(p["p"] for p in got["points"]) + got["farkle"] - 1) < 1e-12
+  out = _cli("--config", "tiny:minimal", "--workdir", workdir,
+             "--strategy", "optimal", "--plot", str(tmp_path / "o.png"))
+  assert out.returncode == 0, out.stderr
+  assert "P(reaches the goal)" in out.stdout and is_png(tmp_path / "o.png")
+  assert "for a fixed policy only" in out.stdout
+
+
 @pytest.mark.parametrize("args, message", [
     (("--strategy", "nobody"), "'nobody' is not allowed"),
-    (("--strategy", "optimal"), "not a fixed turn policy"),
+    (("--strategy", "optimal"), "the optimal strategy needs --workdir"),
+    (("--strategy", "optimal", "--target", "500"), "for a fixed policy"),
     (("--strategy", "bank:75"), "bank:75"),
     (("--target", "75"), "--target=75"),
     (("--target", "0"), "--target=0"),

@@ -13,6 +13,7 @@
     farkle analyze seated --config three_players --workdir W3 --games 4000
     farkle analyze distribution --config minimal --strategy bank:300
     farkle analyze distribution --config minimal --target 5000 --plot d.png
+    farkle analyze distribution --config minimal --workdir W --strategy optimal
     farkle analyze convergence --workdir W
     farkle analyze convergence --workdir W --plot convergence.png
     python -m farkle_jax.apps.analyze komi --config minimal --workdir W
@@ -27,7 +28,9 @@ W/analysis/<command>.json; convergence prints the change of each sweep
 of a solved run from its summary.json (no config, nothing written). komi,
 seats and convergence also draw their figure to --plot. distribution
 gives one turn's points and the turns to reach --target (default the
-goal) alone, every turn by --strategy (maxscore or bank:X), exactly.
+goal) alone, every turn by --strategy (maxscore or bank:X), exactly; with
+--strategy optimal, one turn's points under the optimal play at --start
+(the mover's and the opponent's banked scores).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.rules import Rules
 from farkle_jax.solver import checkpointing, configuration, driver, memory
+from farkle_jax.solver import queries
 from farkle_jax.strategy import catalog, distribution, evaluation
 from farkle_jax.strategy import expected_score, figures
 from farkle_jax.strategy import go_for_it, komi, memorized, simulation
@@ -250,27 +254,22 @@ def _komi(ctx: catalog.Context) -> dict:
 
 
 def _distribution(ctx: catalog.Context) -> dict:
-  rules = ctx.layout.rules
-  pol, turn, steps = distribution.analyze(_STRATEGY.value, rules,
-                                          _TARGET.value)
-  out = distribution.as_dict(pol, turn, steps)
+  rules, name = ctx.layout.rules, _STRATEGY.value
+  if name == "optimal":
+    first, second = _start()
+    steps, turn = None, distribution.optimal(
+        queries.Turns(ctx.w0, ctx.layout, ctx.roll), ctx.layout, first,
+        second)
+    name = f"optimal at {first},{second}"
+  else:
+    _, turn, steps = distribution.analyze(name, rules, _TARGET.value)
+  out = distribution.as_dict(name, turn, steps)
   if _JSON.value:
     print(json.dumps(out))
     return out
-  print(f"one turn, {pol.name}, rules {rules.name}: mean "
-        f"{turn.mean():.6f} points, P(farkle) {turn.farkle:.6f}"
-        + (f", P(banked above the cap {turn.cap * turn.unit}) "
-           f"{turn.beyond_cap:.3e}" if turn.beyond_cap else ""))
-  print(distribution.format_turn(turn))
-  said = (f", {rules.penalty} off at {rules.penalty_count} farkles in a "
-          f"row (floor {rules.floor})" if steps.penalty
-          else ", no farkle penalty")
-  if rules.entry_minimum:
-    said += ", entry minimum ignored"
-  print(f"turns alone from 0 to {steps.target}{said}: mean "
-        f"{steps.mean:.6f}\n{distribution.format_turns(steps)}")
-  _draw(lambda: plots.distribution(turn, steps, f"{pol.name}, "
-                                   f"{rules.name} rules"))
+  print(distribution.format_report(name, rules, turn, steps))
+  _draw(lambda: plots.distribution(turn, steps, f"{name}, {rules.name} "
+                                   "rules"))
   return out
 
 
@@ -297,7 +296,8 @@ COMMANDS = {
     "goforit": Command(lambda: catalog.needs_optimal(_VERSUS.value),
                        _goforit),
     "komi": Command(lambda: True, _komi),
-    "distribution": Command(lambda: False, _distribution),
+    "distribution": Command(lambda: _STRATEGY.value == "optimal",
+                            _distribution),
 }
 
 
@@ -419,6 +419,9 @@ def main(argv):
     distribution.check_strategy(_STRATEGY.value, rules)
     distribution.check_target(
         rules.goal if _TARGET.value is None else _TARGET.value, rules)
+    if _STRATEGY.value == "optimal" and _TARGET.value is not None:
+      raise app.UsageError("--target: the turns to a target are for a "
+                           "fixed policy (maxscore, bank:X), not optimal")
   if name in SEAT_COMMANDS:
     if name == "seated" and _GAMES.value > seated.MAX_GAMES:
       _usage("games", _GAMES.value, f"at most {seated.MAX_GAMES:,} for "

@@ -195,11 +195,12 @@ def distribution(turn: Any, turns: Any, title: str = "") -> Figure:
 
   Args:
     turn: a `distribution.TurnDistribution` (banked [top + 1] by units).
-    turns: a `distribution.TurnsDistribution` (reached [K], k = 1..K).
+    turns: a `distribution.TurnsDistribution` (reached [K], k = 1..K), or
+      None (the optimal play at a position: one panel).
     title: the figure's title.
   """
-  fig = _figure(11, 3.8)
-  left, right = fig.subplots(1, 2)
+  fig = _figure(11 if turns else 5.5, 3.8)
+  left, right = fig.subplots(1, 2) if turns else (fig.subplots(), None)
   t = np.nonzero(turn.banked)[0]
   width = 0.8 * turn.unit
   left.bar(t * turn.unit, turn.banked[t], width, label="banked")
@@ -213,6 +214,9 @@ def distribution(turn: Any, turns: Any, title: str = "") -> Figure:
   left.set_xlabel("points of one turn")
   left.set_ylabel("probability")
   left.legend()
+  if turns is None:
+    fig.suptitle(title, fontsize=9)
+    return fig
   k = np.arange(1, len(turns.reached) + 1)
   right.step(k, turns.reached, where="post", marker="o", markersize=3)
   right.axhline(1.0, color="gray", linestyle="--")

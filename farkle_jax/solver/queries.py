@@ -93,6 +93,19 @@ class Turns:
     return out
 
 
+  def points(self, key: int) -> tuple[np.ndarray, float]:
+    """What a turn of flat key `key` banks, played as the values say:
+    [top + 1 + P] P(banking t units), t = index (past the key's t_max
+    the goal is reached), and P(the turn ends in a farkle)
+    (`row_step.turn_points`)."""
+    layout, rows = self.layout, self.of(key)
+    fields = layout.key_fields(np.array([int(key)]))
+    return row_step.turn_points(
+        rows.value[:, :, None], rows.roll[:, :, None], self.padded,
+        layout.bank_base(fields), int(layout.t_max(fields[0][0])),
+        self._roll, layout, int(layout.start_state(fields[2][0])))
+
+
 def _keep(cache: collections.OrderedDict, key: int, rows, size: int):
   """Keeps `rows` as the newest of at most `size` entries."""
   cache[key] = rows

@@ -11,7 +11,8 @@ runs the row step with jax.numpy, and a query of a solved run runs it with
 NumPy over the rows of one key (`turn_rows`), which needs no JAX at all, so
 a query answers without importing or compiling anything. A query's
 chance that a turn ends in a farkle (`turn_bust`) follows the options and
-bank-or-roll decisions of this same row step.
+bank-or-roll decisions of this same row step, as does the distribution
+of what the turn banks (`turn_points`).
 """
 
 from __future__ import annotations
@@ -239,3 +240,50 @@ def turn_bust(values: np.ndarray, rolled: np.ndarray, padded: np.ndarray,
     banks = may_bank[t][None] & (bank[t][None] >= rolled[t])
     bust[t] = np.where(banks, 0.0, on[t])
   return bust, on
+
+
+def turn_points(values: np.ndarray, rolled: np.ndarray, padded: np.ndarray,
+                bank_base: np.ndarray, top: int, roll: RollArrays,
+                layout: StateLayout, start: int) -> tuple[np.ndarray, float]:
+  """The distribution of what one turn of a key banks under the policy of
+  the turn pass (the options and decisions `turn_bust` follows), by one
+  forward pass of probability over its in-turn states from (0, `start`).
+
+  Args:
+    values, rolled: [T + 1, S, 1] `turn_rows` of one key.
+    padded, bank_base, top, roll, layout: as `turn_rows` took them.
+    start: the dice state (1..S) the turn starts from.
+
+  Returns:
+    [top + 1 + P] P(the turn banks t units), t = index (totals past `top`
+    reach the goal: banked at once), and P(the turn ends in a farkle).
+  """
+  S = layout.dice_states
+  flat = values.reshape(-1, 1)
+  table, bank = _every_row(top, padded, bank_base, roll, layout)
+  # The same options unclamped: past `top` each lands on its own total.
+  width = table.shape[-1]
+  options = np.concatenate([np.concatenate(
+      [g.rows] + [g.rows[:, :1]] * (width - g.rows.shape[1]), axis=1)
+                            for g in roll.groups])          # [R, J]
+  gain = layout.row_of(options)
+  after = options - layout.turn_offset(gain, 1)          # n - 1
+  sets = np.arange(len(options))
+  mass = np.zeros((top + 1, S))
+  mass[0, start - 1] = 1.0
+  banked = np.zeros(top + 2 + int(gain.max()))
+  farkle = 0.0
+  floor = np.asarray(layout.bank_floor_at(bank_base, np)).reshape(-1)[0]
+  for t in range(top + 1):
+    _, pick = best_option(flat, table[t], True, np)          # [R, 1]
+    banks = (t >= floor) & (bank[t, 0] >= rolled[t, :, 0])   # [S]
+    banked[t] += mass[t] @ banks
+    go = np.where(banks, 0.0, mass[t])
+    farkle += float(go @ roll.farkle_prob)
+    flow = go @ roll.set_weight                              # [R]
+    to_t = t + gain[sets, pick[:, 0]]
+    to_n = after[sets, pick[:, 0]]
+    wins = to_t > top
+    np.add.at(banked, to_t[wins], flow[wins])
+    np.add.at(mass, (to_t[~wins], to_n[~wins]), flow[~wins])
+  return banked, farkle

@@ -10,6 +10,12 @@ The policy is the one `expected_score.evaluate` evaluates, with the same
 choices (its bank flags and preferences; above its cap every state banks),
 so the mean of this distribution is that evaluation's mean points per turn.
 
+The optimal play at a position (`optimal`): the policy of the solved
+game's values at that key (`queries.Turns.points`, the options and
+decisions the advice gives); totals that reach the goal end the turn
+there. Its turns to a target are not given: that play depends on both
+scores, which a solitaire game does not follow.
+
 Turns to a target: a solitaire game in which every turn follows the policy
 and banked points add. The score's distribution (and, with a farkle
 penalty, the farkle count's) is pushed turn by turn, by convolving with the
@@ -23,10 +29,13 @@ from typing import NamedTuple
 import numpy as np
 
 from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.rules import Rules
+from farkle_jax.solver import queries
 from farkle_jax.strategy import catalog, expected_score
 
-STRATEGIES = ("maxscore", "bank:X")
+STRATEGIES = ("maxscore", "bank:X", "optimal")
+FIXED = ("maxscore", "bank:X")   # the policies of the turns table
 REACHED = 0.999           # the turns table stops once this is reached
 MAX_TURNS = 100_000       # turns followed at most
 TAIL = 1e-13              # unreached mass that ends the mean's sum
@@ -67,7 +76,7 @@ def check_strategy(name: str, rules: Rules) -> None:
   """Raises catalog.StrategyError (one line) unless `name` is a strategy
   this analysis follows, or if the rules give players hands of their own."""
   catalog.check_name(name, rules.step, rules.goal)
-  if name != "maxscore" and not name.startswith("bank:"):
+  if name not in ("maxscore", "optimal") and not name.startswith("bank:"):
     raise catalog.StrategyError(
         f"distribution: strategy {name!r} is not a fixed turn policy "
         f"here; one of {STRATEGIES}")
@@ -100,6 +109,9 @@ def policy(name: str, rules: Rules,
     `policies.max_score` and `policies.bank_at` play by.
   """
   check_strategy(name, rules)
+  if name == "optimal":
+    raise catalog.StrategyError(f"distribution: the optimal play is a "
+                                f"position's, not one of {FIXED}")
   if name == "maxscore":
     sol = expected_score.solve(rules, roll)
     return Policy(name, sol, sol.bank, sol.expected)
@@ -151,6 +163,28 @@ def turn(pol: Policy, roll: roll_tables.RollTables) -> TurnDistribution:
   banked[cap + 1:] = beyond
   return TurnDistribution(pol.sol.unit, banked, farkle, cap,
                           float(beyond.sum()))
+
+
+def optimal(turns: queries.Turns, layout: StateLayout, first: int,
+            second: int) -> TurnDistribution:
+  """One turn's points under the optimal play of a solved game at the
+  start of a turn, no farkles yet.
+
+  Args:
+    turns: the solved game's turn values (`queries.Turns`).
+    layout: its layout.
+    first, second: the banked scores (points) of the player to move and
+      of the opponent.
+
+  Returns:
+    The distribution; `cap` is the key's last total short of the goal, and
+    `beyond_cap` the chance that the turn reaches the goal.
+  """
+  key = layout.opening_key(first, second)
+  banked, farkle = turns.points(int(layout.key_index(*key)))
+  cap = int(layout.t_max(key[0]))
+  return TurnDistribution(layout.unit, banked, farkle, cap,
+                          float(banked[cap + 1:].sum()))
 
 
 def turns(dist: TurnDistribution, rules: Rules, target: int,
@@ -213,18 +247,22 @@ def _one_turn(state: np.ndarray, dist: TurnDistribution, rules: Rules
   return new, gained
 
 
-def as_dict(pol: Policy, dist: TurnDistribution,
-            steps: TurnsDistribution) -> dict:
-  """Both distributions as JSON-able values (points, probabilities)."""
+def as_dict(name: str, dist: TurnDistribution,
+            steps: TurnsDistribution | None) -> dict:
+  """Both distributions as JSON-able values (points, probabilities);
+  without `steps` (the optimal play) the turns' fields are None."""
   t = np.nonzero(dist.banked)[0]
-  return dict(
-      strategy=pol.name, mean_points=dist.mean(), farkle=dist.farkle,
+  out = dict(
+      strategy=name, mean_points=dist.mean(), farkle=dist.farkle,
       cap=dist.cap * dist.unit, beyond_cap=dist.beyond_cap,
       points=[dict(points=int(v) * dist.unit, p=float(dist.banked[v]))
-              for v in t],
-      target=steps.target, penalty_applied=steps.penalty,
-      mean_turns=steps.mean, unreached=steps.unreached,
-      reached_by_turn=[float(p) for p in steps.reached])
+              for v in t])
+  if steps is None:
+    return {**out, "target": None, "penalty_applied": None,
+            "mean_turns": None, "unreached": None, "reached_by_turn": None}
+  return {**out, "target": steps.target, "penalty_applied": steps.penalty,
+          "mean_turns": steps.mean, "unreached": steps.unreached,
+          "reached_by_turn": [float(p) for p in steps.reached]}
 
 
 def format_turn(dist: TurnDistribution, shown: float = 0.9999) -> str:
@@ -265,3 +303,28 @@ def analyze(name: str, rules: Rules, target: int | None = None
   dist = turn(pol, roll)
   return pol, dist, turns(dist, rules, target)
 
+
+
+def format_report(name: str, rules: Rules, dist: TurnDistribution,
+                  steps: TurnsDistribution | None) -> str:
+  """One turn's table and, for a fixed policy, the turns table, each
+  under a line that says what it is."""
+  unit = dist.unit
+  beyond = (f", P(reaches the goal) {dist.beyond_cap:.6f}" if steps is None
+            else f", P(banked above the cap {dist.cap * unit}) "
+            f"{dist.beyond_cap:.3e}" if dist.beyond_cap else "")
+  lines = [f"one turn, {name}, rules {rules.name}: mean {dist.mean():.6f} "
+           f"points, P(farkle) {dist.farkle:.6f}{beyond}", format_turn(dist)]
+  if steps is None:
+    lines.append("turns to a target: for a fixed policy only "
+                 f"({', '.join(FIXED)}); the optimal play depends on both "
+                 "scores")
+    return "\n".join(lines)
+  said = (f", {rules.penalty} off at {rules.penalty_count} farkles in a "
+          f"row (floor {rules.floor})" if steps.penalty
+          else ", no farkle penalty")
+  if rules.entry_minimum:
+    said += ", entry minimum ignored"
+  lines.append(f"turns alone from 0 to {steps.target}{said}: mean "
+               f"{steps.mean:.6f}\n{format_turns(steps)}")
+  return "\n".join(lines)
