@@ -91,8 +91,10 @@ def table(rows: list[dict], goal: int) -> str:
       f"| {r['win_first']:.4f} | {r['win_second']:.4f} | "
       f"{r['win_average']:.4f} |" for r in rows]
   die = dice.catalog()[_DIE.value]
+  wild = (f" (its {die['wild']} a devil's head: a joker in any "
+          "combination, never scoring alone)" if "wild" in die else "")
   return (f"Against six fair dice, to {goal} points; the {die['name']} "
-          f"shows 1..6 with chances {', '.join(die['chances'])}:\n\n"
+          f"shows 1..6 with chances {', '.join(die['chances'])}{wild}:\n\n"
           + "\n".join(lines) + "\n")
 
 

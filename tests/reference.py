@@ -133,6 +133,54 @@ def _kcd_points(counts: tuple[int, ...]) -> float:
   return best
 
 
+@functools.lru_cache(maxsize=None)
+def best_points_wild(rules: str, counts: tuple[int, ...], jokers: int
+                     ) -> float:
+  """Best points of using exactly these dice (counts of faces 1..6) and
+  `jokers` devil's heads, on the "kcd" sheet: the best split of the dice
+  into groups, each group one combination with at least one die that is
+  not a joker, the jokers in it standing for any faces; -inf if none. By
+  brute force over every partition of the dice into groups."""
+  assert rules == "kcd"
+  dice = [f for f in range(1, 7) for _ in range(counts[f - 1])]
+  return _best_partition(tuple(dice + [0] * jokers))
+
+
+def _best_partition(dice: tuple[int, ...]) -> float:
+  """Best sum over the partitions of `dice` (0: a joker) into groups that
+  each score (`_wild_group`); -inf if none. The first die's group is
+  chosen among the subsets that hold it."""
+  if not dice:
+    return 0
+  best = NEG
+  rest = dice[1:]
+  for mask in range(2 ** len(rest)):
+    group = (dice[0],) + tuple(d for i, d in enumerate(rest) if mask >> i & 1)
+    pts = _wild_group(group)
+    if pts is not None:
+      others = tuple(d for i, d in enumerate(rest) if not mask >> i & 1)
+      best = max(best, pts + _best_partition(others))
+  return best
+
+
+def _wild_group(group: tuple[int, ...]) -> int | None:
+  """Points of one group as one combination of the kcd sheet, its jokers
+  (0) any faces; None if it is none or holds no real die."""
+  real = [d for d in group if d]
+  if not real:
+    return None
+  n, found = len(group), []
+  if n == 1 and real[0] in (1, 5):
+    found.append(100 if real[0] == 1 else 50)
+  if n >= 3 and len(set(real)) == 1:
+    found.append((1000 if real[0] == 1 else 100 * real[0]) * 2 ** (n - 3))
+  for run, pts in (({1, 2, 3, 4, 5}, 500), ({2, 3, 4, 5, 6}, 750),
+                   ({1, 2, 3, 4, 5, 6}, 1500)):
+    if n == len(run) and len(set(real)) == len(real) and set(real) <= run:
+      found.append(pts)
+  return max(found) if found else None
+
+
 def roll_choices(rules: str, roll: tuple[int, ...]) -> dict[int, int]:
   """For an ordered roll (faces 1..6): best points per number of dice used."""
   out: dict[int, int] = {}
@@ -625,13 +673,15 @@ def players_turn_bust(players: int, goal: int, w0: np.ndarray,
 
 
 @functools.lru_cache(maxsize=None)
-def hand_distribution(rules: str, hand: tuple, left: tuple):
+def hand_distribution(rules: str, hand: tuple, left: tuple,
+                      wild: tuple = ()):
   """A hand of dice that differ: (P(farkle), {option set: probability}) of
   rolling the dice at positions `left` (0..5), from every ordered roll of
   them, each die with its own face chances (`hand[i]`, Fractions; faces of
   chance 0 skipped). An option set is ((dice left after, best points), ...)
   over the subsets of dice that score; setting every die aside leaves all
-  six again."""
+  six again. The dice at positions `wild` show a devil's head (a joker,
+  `best_points_wild`) in place of their 1."""
   sets: dict[tuple, Fraction] = {}
   farkle = Fraction(0)
   live = [[f for f in range(1, 7) if hand[i][f - 1]] for i in left]
@@ -639,7 +689,8 @@ def hand_distribution(rules: str, hand: tuple, left: tuple):
     p = Fraction(1)
     for i, f in zip(left, faces):
       p *= hand[i][f - 1]
-    options = hand_options(rules, left, faces)
+    options = hand_options(rules, left, tuple(
+        0 if i in wild and f == 1 else f for i, f in zip(left, faces)))
     if not options:
       farkle += p
     else:
@@ -655,13 +706,16 @@ def _subsets(k: int) -> list[list[int]]:
 
 def hand_options(rules: str, left: tuple, faces: tuple) -> dict:
   """{dice positions left after: best points} of one ordered roll of the
-  dice at positions `left` showing `faces`."""
+  dice at positions `left` showing `faces` (0: a devil's head)."""
   options: dict[tuple, int] = {}
   for used in _subsets(len(left)):
     counts = [0] * 6
     for j in used:
-      counts[faces[j] - 1] += 1
-    pts = best_points(rules, tuple(counts))
+      if faces[j]:
+        counts[faces[j] - 1] += 1
+    jokers = sum(1 for j in used if not faces[j])
+    pts = (best_points_wild(rules, tuple(counts), jokers) if jokers
+           else best_points(rules, tuple(counts)))
     if pts > NEG:
       rest = tuple(x for j, x in enumerate(left) if j not in used)
       rest = rest or tuple(range(6))
@@ -669,14 +723,15 @@ def hand_options(rules: str, left: tuple, faces: tuple) -> dict:
   return options
 
 
-def _hands(rules: str, hand: tuple):
+def _hands(rules: str, hand: tuple, wild: tuple = ()):
   subsets = [tuple(x for x in range(6) if m >> x & 1) for m in range(1, 64)]
-  return {s: hand_distribution(rules, hand, s) for s in subsets}
+  return {s: hand_distribution(rules, hand, s, wild) for s in subsets}
 
 
 @_kept
 def solve_hands(rules: str, goal: int, hands: tuple, tol: float = 1e-15,
-                max_iter: int = 500) -> np.ndarray:
+                max_iter: int = 500, wild: tuple | None = None
+                ) -> np.ndarray:
   """Two players, each with a hand of `hands` (one hand: both play it),
   rules without a penalty ("minimal" or "kcd"): W0[b, d, f, e], the win
   probability of the mover (score b, hand f) against the opponent (score d,
@@ -687,7 +742,8 @@ def solve_hands(rules: str, goal: int, hands: tuple, tol: float = 1e-15,
   H = len(hands)
   bi = np.arange(nb)[:, None, None]
   t_max = (goal - step) // step - bi
-  plans = [_hand_plans(rules, hand, step) for hand in hands]
+  plans = [_hand_plans(rules, hand, step, w)
+           for hand, w in zip(hands, wild or ((),) * len(hands))]
   w0 = np.full((nb, nb, H, H), 0.5)
   for _ in range(max_iter):
     other = w0.transpose(1, 0, 3, 2)       # [b, d, f, e] -> W0[d, b, e, f]
@@ -716,11 +772,11 @@ def solve_hands(rules: str, goal: int, hands: tuple, tol: float = 1e-15,
   return w0
 
 
-def _hand_plans(rules: str, hand: tuple, step: int):
+def _hand_plans(rules: str, hand: tuple, step: int, wild: tuple = ()):
   """Per set of dice positions left: (P(farkle), options as (rows gained,
   plan index) [O, 2], each option set's first option [R], its
   probabilities [R]); and the index of the whole hand."""
-  dists = _hands(rules, hand)
+  dists = _hands(rules, hand, wild)
   where = {m: i for i, m in enumerate(dists)}
   plans = []
   for farkle, sets in dists.values():
@@ -732,11 +788,12 @@ def _hand_plans(rules: str, hand: tuple, step: int):
   return plans, where[tuple(range(6))]
 
 
-def expected_hand_turn(rules: str, hand: tuple, cap: int = 6000) -> float:
+def expected_hand_turn(rules: str, hand: tuple, cap: int = 6000,
+                       wild: tuple = ()) -> float:
   """The maximum mean points of one turn from the whole hand (every state
   past `cap` banks; the hand has no die that cannot farkle), by the direct
   recursion over dice left."""
-  dists = _hands(rules, hand)
+  dists = _hands(rules, hand, wild)
   bank_min = BANK_MIN[rules]
   memo: dict = {}
   for t in range(cap, -1, -50):

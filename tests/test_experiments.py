@@ -359,3 +359,12 @@ def test_dice_worth_script_refuses_bad_flags_in_one_line(tmp_path):
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert says in out.stderr
   assert not any(tmp_path.iterdir())      # refused before any solve
+
+
+def test_dice_catalog_script_refuses_a_sheet_without_a_meaning_for_jokers(
+    tmp_path):
+  out = _script("experiments/dice_catalog.py", "--config",
+                "configs/zilch.py", "--out", str(tmp_path))
+  assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+  assert "without rules.nothing_roll" in out.stderr
+  assert not any(tmp_path.iterdir())

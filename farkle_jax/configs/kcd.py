@@ -12,9 +12,10 @@ five 800, six 1,600); 1-2-3-4-5 is 500, 2-3-4-5-6 is 750, 1-2-3-4-5-6 is
 banked) and no farkle penalty. Setting all six dice aside rolls six again.
 
 The goal is chosen at each table; 4,000 here (change rules.goal). The game's
-badges (one-off powers) and its devil's-head face (a wild face on some dice)
-are not part of this model. Weighted dice, six alike: rules.dice, e.g.
---config.rules.dice='(0.26,0.12,0.12,0.12,0.26,0.12)'.
+badges (one-off powers) are not part of this model; its devil's head (a
+joker face on some dice) is, with the dice of both games by name:
+--config.rules.dice='("devils_head", "lucky")'. Weighted dice, six alike:
+rules.dice, e.g. --config.rules.dice='(0.26,0.12,0.12,0.12,0.26,0.12)'.
 """
 
 from farkle_jax.solver import configuration

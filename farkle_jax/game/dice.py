@@ -4,9 +4,11 @@
 chances of six dice alike; a tuple of up to six such six-tuples lists the
 dice one by one, and the dice it does not list are fair. In that list a die
 may also be a name of the catalog (`farkle_jax/data/dice.json`: the loaded
-dice of Kingdom Come: Deliverance II, each with its sources), e.g.
-("lucky", "lucky"). Dice with the same
-chances are interchangeable, so a hand is a few *kinds* of dice with a
+dice of both Kingdom Come: Deliverance games, each with its sources), e.g.
+("lucky", "lucky"). A die of the catalog may have a wild face (the devil's
+head, in place of its 1): a joker in any combination (`scoring`), so such a
+die is a kind of its own even where its chances are another's. Dice with
+the same chances (and wild face) are interchangeable, so a hand is a few *kinds* of dice with a
 count each, and what a turn needs to know of the dice still to roll is how
 many of each kind are left: a *dice state*. Six dice alike have the six
 states n = 1..6; a lucky die among five fair ones has 2 * 6 - 1 = 11; six
@@ -46,7 +48,8 @@ CATALOG = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
 @functools.lru_cache(maxsize=1)
 def catalog() -> dict[str, dict[str, Any]]:
   """The named dice: name -> {"name", "game", "chances" (fractions as
-  text), "printed", "sources", and "wild" for a die with a joker face}."""
+  text), "printed", "sources", and for a die with a joker face "wild" (the
+  face it replaces) and "note"}."""
   with open(CATALOG, encoding="utf-8") as f:
     return json.load(f)["dice"]
 
@@ -77,10 +80,6 @@ def _die_problem(die: tuple | str) -> str | None:
     known = catalog()
     if die not in known:
       return f"{die!r} is not in the catalog: {', '.join(sorted(known))}"
-    if "wild" in known[die]:
-      return (f"{die!r} has a wild face ({known[die]['wild']}), which the "
-              "model does not hold: every combination would be scored "
-              "again with the joker")
     return None
   if len(die) != 6 or not all(_number(x) for x in die):
     return "not six numbers from 0 to 1"
@@ -111,21 +110,39 @@ def per_die(spec: tuple) -> tuple[tuple[Fraction, ...], ...]:
   return listed + (FAIR,) * (HAND - len(listed))
 
 
+@functools.lru_cache(maxsize=None)
+def wild_faces(spec: tuple) -> tuple[int, ...]:
+  """[6] each die's wild face (1..6; 0: none), in hand order."""
+  if not spec or not isinstance(spec[0], (tuple, str)):
+    return (0,) * HAND
+  listed = tuple(int(catalog()[d].get("wild", 0)) if isinstance(d, str)
+                 else 0 for d in spec)
+  return listed + (0,) * (HAND - len(listed))
+
+
+def has_wild(spec: tuple) -> bool:
+  """Whether some die of the hand has a wild face."""
+  return any(wild_faces(spec))
+
+
 class Kinds(NamedTuple):
   """The hand as kinds of interchangeable dice."""
   chances: tuple[tuple[Fraction, ...], ...]  # [K][6] face chances of a kind
   counts: tuple[int, ...]                    # [K] dice of each kind
   first: tuple[int, ...]                     # [K] its first die (0-based)
+  wild: tuple[int, ...]                      # [K] its wild face (0: none)
 
 
 @functools.lru_cache(maxsize=None)
 def kinds(spec: tuple) -> Kinds:
-  """Groups the dice of a hand by their chances, in order of first die."""
-  dice = per_die(spec)
+  """Groups the dice of a hand by their chances and wild face, in order of
+  first die."""
+  dice = tuple(zip(per_die(spec), wild_faces(spec)))
   order = list(dict.fromkeys(dice))
-  return Kinds(chances=tuple(order),
+  return Kinds(chances=tuple(c for c, _ in order),
                counts=tuple(dice.count(c) for c in order),
-               first=tuple(dice.index(c) for c in order))
+               first=tuple(dice.index(c) for c in order),
+               wild=tuple(w for _, w in order))
 
 
 @functools.lru_cache(maxsize=None)
@@ -161,18 +178,20 @@ def legend(spec: tuple) -> str:
   """What each letter of `labels` stands for, e.g. 'A = die 1 (1: 0.26,
   2: 0.12, ...), B = dice 2-6 (fair)'."""
   k = kinds(spec)
-  if len(k.counts) == 1:
+  if len(k.counts) == 1 and not k.wild[0]:
     return "six dice alike, " + _odds(k.chances[0]) + "; n = dice left"
-  dice = per_die(spec)
+  dice = tuple(zip(per_die(spec), wild_faces(spec)))
   parts = []
   for i, ch in enumerate(k.chances):
-    which = [j + 1 for j, d in enumerate(dice) if d == ch]
+    which = [j + 1 for j, d in enumerate(dice) if d == (ch, k.wild[i])]
     name = (f"die {which[0]}" if len(which) == 1 else "dice " + ", ".join(
         map(str, which)))
     named = spec[k.first[i]] if (isinstance(spec[0], (tuple, str))
                                  and k.first[i] < len(spec)) else None
     odds = (f"{named}: {_odds(ch)}" if isinstance(named, str)
             else _odds(ch))
+    if k.wild[i]:
+      odds += f"; its {k.wild[i]} is a devil's head, a joker"
     parts.append(f"{chr(65 + i)} = {name} ({odds})")
   return "; ".join(parts)
 

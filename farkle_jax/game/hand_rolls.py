@@ -68,10 +68,10 @@ def options(rules: Rules, roll: HandRoll
             ) -> list[tuple[tuple[str, ...], int, int]]:
   """Every way to set dice aside: (dice kept 'A1'-style, points, the dice
   state left to roll)."""
-  counts = dice.kinds(rules.hand_specs[roll.hand]).counts
+  kinds = dice.kinds(rules.hand_specs[roll.hand])
   out = []
-  for subs, points in scoring.hand_keeps(rules, roll.faces):
-    kept = _named(subs, len(counts) == 1)
-    after = dice.next_state(counts, roll.left, tuple(map(sum, subs)))
+  for subs, points in scoring.hand_keeps(rules, roll.faces, kinds.wild):
+    kept = _named(subs, len(kinds.counts) == 1)
+    after = dice.next_state(kinds.counts, roll.left, tuple(map(sum, subs)))
     out.append((kept, points, _state_index(rules, roll.hand, after)))
   return out

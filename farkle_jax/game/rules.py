@@ -160,7 +160,9 @@ class Rules:
   def dice_alike(self) -> bool:
     """Whether every player rolls the same six interchangeable dice (fair
     or weighted alike): the six dice states of every solve method."""
-    return not self.hands and len(dice_lib.kinds(self.dice).counts) == 1
+    # A wild face (a joker) makes the kept dice matter, not their faces.
+    return (not self.hands and len(dice_lib.kinds(self.dice).counts) == 1
+            and not dice_lib.has_wild(self.dice))
 
   @property
   def face_chances(self) -> tuple[Fraction, ...]:
@@ -282,6 +284,7 @@ def _validate_dice(r: Rules) -> None:
     _fail("dice", r.dice, said)
   h = r.hands
   if h == ():
+    _validate_wild(r)
     return
   if not isinstance(h, tuple) or len(h) != r.players or r.players != 2:
     _fail("hands", h, "() or one hand per player of a two-player game, "
@@ -291,11 +294,25 @@ def _validate_dice(r: Rules) -> None:
     said = dice_lib.problem(spec)
     if said:
       _fail("hands", h, f"hand {i}: {said}")
+  _validate_wild(r)
   for field, off in (("dice", ()), ("penalty", 0), ("final_round", False)):
     if getattr(r, field) != off:
       _fail("hands", h, f"() with rules.{field}={getattr(r, field)!r} "
             f"(with hands, set rules.{field}={off!r}: the state's farkle "
             "fields hold the hands)")
+
+
+def _validate_wild(r: Rules) -> None:
+  """A wild face (the devil's head) only where a joker has a meaning."""
+  for field in ("dice", "hands"):
+    specs = r.hands if field == "hands" else (r.dice,)
+    if not any(dice_lib.has_wild(spec) for spec in specs):
+      continue
+    if r.nothing_roll:
+      _fail(field, getattr(r, field), "dice without a wild face with "
+            f"rules.nothing_roll={r.nothing_roll} (whether a roll of "
+            "jokers and nothing else scores 'nothing' is not defined: the "
+            "devil's head comes from a sheet without that rule)")
 
 
 def _validate_players(r: Rules) -> None:

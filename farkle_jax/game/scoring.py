@@ -8,6 +8,11 @@ of the best such split. The *score set* of a roll is, for each number of dice
 used `k`, the best points over its choices of k dice: the solver needs nothing
 else when the win probability increases with the turn total.
 
+A die with a wild face (the devil's head of Kingdom Come: Deliverance, on
+its 1) adds jokers: a joker stands for any face in any combination, but
+every combination holds at least one die that is not a joker, so a joker
+never scores alone, nor do jokers alone (`wild_totals`).
+
 Everything here is exact (integers and `fractions.Fraction`) and small: there
 are 924 multisets of at most six dice.
 """
@@ -142,6 +147,32 @@ def split_totals(rules: Rules, u: Counts) -> frozenset[int]:
 
 
 @functools.lru_cache(maxsize=None)
+def wild_totals(rules: Rules, u: Counts, jokers: int) -> frozenset[int]:
+  """The point totals of the full splits of dice `u` and `jokers` jokers
+  into combinations, each combination holding at least one die of `u` and
+  any jokers in place of its other dice (empty: no such split).
+
+  As `split_totals`, each split is found through the combination that holds
+  a die of the lowest face of `u`: that die's face is the combination's,
+  its other dice come from `u` or are jokers.
+  """
+  if not jokers:
+    return split_totals(rules, u)
+  if not any(u):
+    return frozenset()
+  low = next(k for k in range(6) if u[k])
+  vals = set()
+  for m, pts in _combinations_by_low(rules)[low]:
+    for real in itertools.product(*(
+        range(1 if k == low else 0, min(u[k], m[k]) + 1) for k in range(6))):
+      need = sum(m) - sum(real)
+      if need <= jokers:
+        vals.update(pts + v for v in wild_totals(
+            rules, _sub(u, real), jokers - need))
+  return frozenset(vals)
+
+
+@functools.lru_cache(maxsize=None)
 def _combinations_by_low(rules: Rules) -> tuple[tuple, ...]:
   """[6] for each face (0-based), the combinations holding a die of it."""
   combos = combinations(rules)
@@ -253,7 +284,7 @@ def hand_outcomes(rules: Rules, left: tuple[int, ...], hand: int = 0
     p = math.prod(q for _, q in combo)
     if not p:
       continue
-    best = _hand_options(rules, kinds.counts, left, index,
+    best = _hand_options(rules, kinds, left, index,
                          tuple(r for r, _ in combo))
     every |= set(best.items())
     if not best:
@@ -267,25 +298,33 @@ def hand_outcomes(rules: Rules, left: tuple[int, ...], hand: int = 0
                       all_choices=frozenset((pts, nxt) for nxt, pts in every))
 
 
-def _hand_options(rules, counts, left, index, roll) -> dict[int, int]:
+def _hand_options(rules, kinds, left, index, roll) -> dict[int, int]:
   """{s': best points} of one roll (a multiset per kind)."""
   best: dict[int, int] = {}
-  for subs, points in hand_keeps(rules, roll):
-    nxt = index[dice.next_state(counts, left, tuple(map(sum, subs)))]
+  for subs, points in hand_keeps(rules, roll, kinds.wild):
+    nxt = index[dice.next_state(kinds.counts, left, tuple(map(sum, subs)))]
     best[nxt] = max(best.get(nxt, 0), points)
   return best
 
 
-def hand_keeps(rules: Rules, roll: tuple[Counts, ...]
+def hand_keeps(rules: Rules, roll: tuple[Counts, ...],
+               wild: tuple[int, ...] = ()
                ) -> list[tuple[tuple[Counts, ...], int]]:
   """Every way to set dice aside from a roll of dice that differ (a
   multiset per kind, `dice.kinds`), with the points it is worth: (kept per
-  kind, points of the best split of their union); empty for a farkle."""
+  kind, points of the best split of their union); empty for a farkle.
+  `wild` [K]: each kind's wild face (0: none), whose dice kept are jokers
+  (`wild_totals`)."""
   values = _split_values(rules)
   out = []
   for subs in itertools.product(*(list(_sub_multisets(r)) + [(0,) * 6]
                                   for r in roll)):
-    vals = values[_add(*subs)]
+    jokers = [s[w - 1] if w else 0 for s, w in zip(subs, wild)]
+    if any(jokers):
+      faces = _add(*subs, *(_unit(w, -j) for w, j in zip(wild, jokers) if j))
+      vals = wild_totals(rules, faces, sum(jokers))
+    else:
+      vals = values[_add(*subs)]
     if vals and any(map(any, subs)):
       out.append((subs, max(vals)))
   if not out and rules.nothing_roll and sum(map(sum, roll)) == dice.HAND:
