@@ -136,7 +136,7 @@ def test_three_pairs_may_repeat_a_face_where_the_rules_say_so():
   # 1,800 rolls of three different pairs, 450 of four and a pair, 6 of six
   # of a kind: a four of a kind with a pair is about one roll in a hundred.
   assert (in_pairs, four_and_pair) == (1800 + 450 + 6, 450)
-  assert scoring.keeps(distinct, (0, 4, 2, 0, 0, 0)) == [
+  assert list(scoring.keeps(distinct, (0, 4, 2, 0, 0, 0))) == [
       ((0, 3, 0, 0, 0, 0), 200), ((0, 4, 0, 0, 0, 0), 400)]
   assert ((0, 4, 2, 0, 0, 0), 1500) in scoring.keeps(repeat,
                                                      (0, 4, 2, 0, 0, 0))

@@ -194,8 +194,10 @@ def choices(rules: Rules, roll: Counts) -> set[tuple[int, int]]:
   return out
 
 
-def keeps(rules: Rules, roll: Counts) -> list[tuple[Counts, int]]:
-  """Every way to set dice aside from a roll, with the points it is worth.
+@functools.lru_cache(maxsize=None)
+def keeps(rules: Rules, roll: Counts) -> tuple[tuple[Counts, int], ...]:
+  """Every way to set dice aside from a roll, with the points it is worth
+  (kept: a game asks it at every roll, of at most 924 multisets).
 
   Returns:
     (kept counts, points of its best split) for every sub-multiset of `roll`
@@ -206,7 +208,7 @@ def keeps(rules: Rules, roll: Counts) -> list[tuple[Counts, int]]:
          if (v := split_totals(rules, u))}
   if not out and rules.nothing_roll and sum(roll) == 6:
     out = {tuple(roll): rules.nothing_roll}
-  return sorted(out.items())
+  return tuple(sorted(out.items()))
 
 
 def score_set(rules: Rules, roll: Counts) -> tuple[tuple[int, int], ...]:
