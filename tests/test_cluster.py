@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import COMMANDS
 from farkle_jax.apps import cluster
 from farkle_jax.solver import placement
 
@@ -62,7 +63,10 @@ def _one_process(tmp_path, method, tiny_runs) -> str:
   return str(tmp_path / "one")
 
 
-@pytest.mark.parametrize("method", ["ordered", "value_iteration"])
+# Value iteration in the thorough tier: the ordered method's exchanges are
+# the ones between processes that matter most (stages, shards).
+@pytest.mark.parametrize("method", [
+    "ordered", pytest.param("value_iteration", marks=pytest.mark.thorough)])
 def test_two_processes_give_the_values_of_one(tmp_path, method, tiny_runs):
   one = _one_process(tmp_path, method, tiny_runs)
   port = _free_port()
@@ -87,12 +91,14 @@ def test_two_processes_stopped_and_rerun_resume_from_their_checkpoint(
   devices = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
   for limit in (6, 1000):  # stopped at sweep 6 (not converged), then rerun
     port = _free_port()
+    # Chunks of 3 sweeps (checkpoint.every), saved at 3 and 6: the program
+    # of the test above (the same sweeps_per_call), which the compile cache
+    # then holds for the processes of both tests.
     procs = [_solve(tmp_path / "two", "ordered",
                     (f"--coordinator=localhost:{port}", "--num_processes=2",
                      f"--process_id={i}",
                      f"--config.solver.max_iterations={limit}",
-                     "--config.checkpoint.every=3",
-                     "--config.solver.sweeps_per_call=1"), devices)
+                     "--config.checkpoint.every=3"), devices)
              for i in range(2)]
     outs = [p.communicate(timeout=600) for p in procs]
     codes = {p.returncode for p in procs}
@@ -114,10 +120,10 @@ def test_two_processes_stopped_and_rerun_resume_from_their_checkpoint(
 ])
 def test_bad_cluster_or_progress_flags_fail_in_one_line(tmp_path, flags,
                                                         expected):
-  out = subprocess.run(
-      [sys.executable, "-m", "farkle_jax.main", "--config",
-       "configs/tiny.py:facebook", f"--workdir={tmp_path}/w", *flags],
-      cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
+  # Forked from a worker that has imported JAX (conftest.CommandLines),
+  # as `python -m` runs it: a refusal costs no start-up of its own.
+  out = COMMANDS("farkle_jax.main", "--config", "configs/tiny.py:facebook",
+                 f"--workdir={tmp_path}/w", *flags)
   lines = [l for l in out.stderr.splitlines() if l.startswith("error:")]
   assert out.returncode == 2 and len(lines) == 1 and expected in lines[0]
   assert "Traceback" not in out.stderr

@@ -375,7 +375,9 @@ def test_a_shutdown_that_hangs_still_ends_with_the_commands_code():
   _one_line(out, 130, "interrupted", "resumes")
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+# A second random moment in the thorough tier.
+@pytest.mark.parametrize("seed", [
+    1, pytest.param(2, marks=pytest.mark.thorough)])
 def test_sigkill_at_a_random_moment_then_rerun_is_exact(tmp_path, seed,
                                                        tiny_runs):
   """Killed anywhere (compiling, sweeping, saving, writing the results: the

@@ -1,7 +1,9 @@
 """Runs: resume after SIGKILL, refusals before compute, memory estimate."""
 
+import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -10,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from conftest import COMMANDS, _run_root
 from farkle_jax.solver import configuration, driver, memory
 from configs import tiny
 
@@ -20,6 +23,8 @@ MAIN = [sys.executable, "-m", "farkle_jax.main",
 
 
 def _main(workdir, method, devices: int = 1, extra=()):
+  """The solve as its own process (one we can kill), on `devices` forced
+  host devices."""
   os.makedirs(workdir, exist_ok=True)
   log = open(os.path.join(workdir, "log.txt"), "a")
   env = dict(os.environ)
@@ -32,46 +37,77 @@ def _main(workdir, method, devices: int = 1, extra=()):
                           stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
+def _solve(workdir, method, devices: int = 1, extra=()) -> None:
+  """The solve to its end. On one device it is forked from a worker that
+  has imported JAX (conftest.CommandLines): a process of its own, as
+  `python -m` runs it, without the 2 s of a start-up."""
+  if devices > 1:
+    assert _main(workdir, method, devices, extra).wait(timeout=300) == 0
+    return
+  out = COMMANDS(*MAIN[2:], f"--workdir={workdir}",
+                 f"--config.solver.method={method}", *extra)
+  assert out.returncode == 0, out.stderr[-3000:]
+
+
 def _steps(workdir):
   d = os.path.join(workdir, "checkpoints")
   return [int(x) for x in os.listdir(d) if x.isdigit()] if os.path.isdir(d) else []
 
 
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory):
-  """method -> the workdir of its uninterrupted one-device run, made once
-  for all the resume tests of that method."""
-  runs = {}
+def _once(tmp_path_factory, name: str, make) -> str:
+  """The folder `name` of this test run, made once by `make(folder)`: the
+  pytest-xdist workers share it (the first to ask makes it, under a lock;
+  the others wait and read it), as conftest.solved_once shares a solve."""
+  root = _run_root(tmp_path_factory)
+  done = root / name
+  with open(root / f"{name}.lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    if not done.exists():
+      part = root / f"{name}.part"
+      shutil.rmtree(part, ignore_errors=True)
+      make(str(part))
+      os.rename(part, done)
+  return str(done)
 
-  def workdir(method):
-    if method not in runs:
-      runs[method] = str(tmp_path_factory.mktemp(f"whole_{method}"))
-      # No checkpoints to write: they change nothing in the values.
-      assert _main(runs[method], method, extra=(
-          "--config.checkpoint.every=100000",)).wait(timeout=300) == 0
-    return runs[method]
-  return workdir
 
-
-@pytest.mark.parametrize("method,kill_at,devices", [
-    ("value_iteration", 10, (1, 1)), ("ordered", 4, (1, 1)),
-    ("ordered", 4, (1, 4)), ("ordered", 4, (4, 1)), ("ordered", 4, (4, 2))],
-    ids=lambda x: f"{x[0]}to{x[1]}" if isinstance(x, tuple) else None)
-def test_resume_after_sigkill_gives_identical_values(tmp_path, uninterrupted,
-                                                     method, kill_at, devices):
-  """Killed on devices[0] devices, resumed on devices[1]: the values of an
-  uninterrupted one-device run, bit for bit."""
-  whole, killed = uninterrupted(method), str(tmp_path / "killed")
-  proc = _main(killed, method, devices[0])
+def _kill_at(workdir, method, kill_at, devices) -> None:
+  """A run SIGKILLed once it has saved checkpoint `kill_at` (or later)."""
+  proc = _main(workdir, method, devices)
   deadline = time.time() + 240
-  while max(_steps(killed), default=0) < kill_at:
+  while max(_steps(workdir), default=0) < kill_at:
     assert proc.poll() is None, "run finished before it could be killed"
     assert time.time() < deadline
     time.sleep(0.02)
   proc.send_signal(signal.SIGKILL)
   proc.wait()
-  assert not os.path.exists(os.path.join(killed, "summary.json"))
-  assert _main(killed, method, devices[1]).wait(timeout=300) == 0
+  assert not os.path.exists(os.path.join(workdir, "summary.json"))
+
+
+# One device to four and four to one in the thorough tier: four to two
+# shows a resume on other devices.
+@pytest.mark.parametrize("method,kill_at,devices", [
+    ("value_iteration", 10, (1, 1)), ("ordered", 4, (1, 1)),
+    pytest.param("ordered", 4, (1, 4), marks=pytest.mark.thorough),
+    pytest.param("ordered", 4, (4, 1), marks=pytest.mark.thorough),
+    ("ordered", 4, (4, 2))],
+    ids=lambda x: f"{x[0]}to{x[1]}" if isinstance(x, tuple) else None)
+def test_resume_after_sigkill_gives_identical_values(tmp_path_factory,
+                                                     tmp_path, method,
+                                                     kill_at, devices):
+  """Killed on devices[0] devices, resumed on devices[1]: the values of an
+  uninterrupted one-device run, bit for bit. The uninterrupted run, and
+  the killed run of each (method, kill_at, devices[0]), are made once
+  (this run's workers share them); each test resumes a copy of the killed
+  workdir, all of it (locks and half-written saves included)."""
+  # No checkpoints to write: they change nothing in the values.
+  whole = _once(tmp_path_factory, f"whole_{method}", lambda w: _solve(
+      w, method, extra=("--config.checkpoint.every=100000",)))
+  shared = _once(tmp_path_factory,
+                 f"killed_{method}_{kill_at}_on_{devices[0]}",
+                 lambda w: _kill_at(w, method, kill_at, devices[0]))
+  killed = str(tmp_path / "killed")
+  shutil.copytree(shared, killed)
+  _solve(killed, method, devices[1])
   resumed = json.load(open(os.path.join(killed, "summary.json")))
   base = json.load(open(os.path.join(whole, "summary.json")))
   assert resumed["resumed_from"] >= kill_at

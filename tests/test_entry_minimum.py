@@ -13,7 +13,7 @@ from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import driver, results
 from farkle_jax.strategy import evaluation, expected_score, policies
 from farkle_jax.strategy import simulation, solved_game
-from test_ordered import _solve
+from test_final_round import _method, _ordered
 
 
 def _rules(entry):
@@ -31,7 +31,7 @@ def entry_game(request):
                                     "wavefront"])
 def test_every_method_agrees_with_the_reference(entry_game, method):
   rules, ref = entry_game
-  got, _ = _solve(method, rules)
+  got = _method(method, rules)
   np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
 
 
@@ -49,7 +49,7 @@ def test_the_rule_changes_the_game(entry_game):
 def test_exact_evaluation_and_monte_carlo(entry_game):
   rules, _ = entry_game
   layout, roll = StateLayout(rules), roll_tables.build(rules)
-  w0, _ = _solve("ordered", rules)
+  w0 = _ordered(rules)
   opt = policies.optimal(w0, layout, roll)
   exact = evaluation.evaluate(opt, opt, layout, roll)
   assert exact.first == pytest.approx(w0[0, 0, 0, 0], abs=1e-12)
@@ -109,7 +109,7 @@ def test_with_a_penalty_every_method_agrees_with_the_reference(
   rules, lay, want = penalty_game
   # Off the board a player can only have 0 or what penalties left of it.
   assert [int(lay.points(i)) for i in range(lay.num_off)] == [-300, 0]
-  got, _ = _solve(method, rules)
+  got = _method(method, rules)
   np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
@@ -129,7 +129,7 @@ def test_with_a_penalty_the_newton_step_agrees(penalty_game):
 def test_with_a_penalty_play_agrees_with_exact_values(penalty_game):
   rules, layout, _ = penalty_game
   roll = roll_tables.build(rules)
-  w0, _ = _solve("ordered", rules)
+  w0 = _ordered(rules)
   opt = policies.optimal(w0, layout, roll)
   exact = evaluation.evaluate(opt, opt, layout, roll)
   assert exact.first == pytest.approx(w0[layout.opening_key()], abs=1e-12)
@@ -137,9 +137,13 @@ def test_with_a_penalty_play_agrees_with_exact_values(penalty_game):
   assert abs(sim.first - exact.first) < 3 * sim.first_se
 
 
-def test_off_leaves_the_fingerprint_and_the_values_as_they_were(tmp_path):
+def test_off_leaves_the_fingerprint_as_it_was():
   assert "entry_minimum" not in rules_lib.facebook().to_dict()
   assert _rules(500).to_dict()["entry_minimum"] == 500
+
+
+@pytest.mark.thorough
+def test_off_leaves_the_values_as_they_were(tmp_path):
   # The shipped default values were solved before the rule existed: the
   # same config solves to the same bits (CPU backend).
   driver.run(default.get_config(), str(tmp_path))

@@ -169,6 +169,7 @@ def test_where_to_roll_script_writes_its_outputs(tmp_path):
     assert os.path.getsize(tmp_path / name) > 0
 
 
+@pytest.mark.thorough
 def test_sweep_cost_script_times_both_variants_and_the_parts():
   out = _script("experiments/sweep_cost.py", "--config",
                 "configs/tiny.py:facebook", "--config.rules.goal=600",
@@ -331,6 +332,7 @@ def test_advice_load_positions_are_all_legal_for_three_players():
     assert len(answer["dice"]) == int(q["n"])
 
 
+@pytest.mark.thorough
 def test_players_script_solves_a_run_it_does_not_find(tmp_path):
   """An empty --workdir: the run is solved (not refused), and its row holds
   the first player's win of the plain reference."""

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, solved_once
 from farkle_jax.solver import checkpointing, driver, locking
 from farkle_jax.solver import methods, results
 from configs import tiny
@@ -45,9 +45,11 @@ def _config():
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
-  """The uninterrupted run: (workdir, start values, last step)."""
-  workdir = str(tmp_path_factory.mktemp("base"))
-  summary = driver.run(_config(), workdir)
+  """The uninterrupted run: (workdir, start values, last step). Solved
+  once for this test run (pytest-xdist workers share it); every test
+  copies it or only reads it."""
+  workdir = solved_once(tmp_path_factory, "faults_base", _config())
+  summary = results.read_summary(workdir)
   return workdir, np.load(os.path.join(workdir, "start_values.npy")), \
       summary["iterations"]
 
@@ -89,7 +91,10 @@ def _truncate(path: str) -> None:
   open(path, "wb").write(data[:len(data) // 2])
 
 
-@pytest.mark.parametrize("fault", ["flip", "truncate", "delete"])
+# A deleted file in the thorough tier: a flipped or a cut one is the harder
+# case to notice.
+@pytest.mark.parametrize("fault", [
+    "flip", "truncate", pytest.param("delete", marks=pytest.mark.thorough)])
 def test_damaged_checkpoint_files_never_give_a_wrong_answer(base, tmp_path,
                                                             fault):
   files = _step_files(base)
@@ -373,7 +378,10 @@ runpy.run_module("farkle_jax.main", run_name="__main__", alter_sys=True)
 """
 
 
-@pytest.mark.parametrize("disk, runs", [("injected", 3), ("tmpfs", 1)])
+# The injected full disk three times in the thorough tier; a real one
+# (tmpfs) here.
+@pytest.mark.parametrize("disk, runs", [
+    pytest.param("injected", 3, marks=pytest.mark.thorough), ("tmpfs", 1)])
 def test_a_full_disk_is_one_error_line_and_no_traceback_every_time(
     tmp_path, disk, runs):
   """The command on a full disk, several times (the abandoned writes of a

@@ -81,9 +81,14 @@ def test_scan_roles_read_from_types_match_the_named_ones():
   assert [e.params["num_consts"] for e in eqns] == [2, 1]
 
 
-@pytest.mark.parametrize("name", ["facebook", "minimal"])
-@pytest.mark.parametrize("method", ["ordered", "ordered-newton", "wavefront",
-                                    "value_iteration"])
+# ordered-newton on minimal rules (no penalty reads: the same program as
+# ordered) in the thorough tier.
+@pytest.mark.parametrize("name, method", [
+    (name, method) if (name, method) != ("minimal", "ordered-newton")
+    else pytest.param(name, method, marks=pytest.mark.thorough)
+    for name in ("facebook", "minimal")
+    for method in ("ordered", "ordered-newton", "wavefront",
+                   "value_iteration")])
 def test_each_method_counts_its_steps_as_its_loops_run(name, method):
   # Small games: every loop step calls back to the host here.
   rules = (rules_lib.facebook(floor=-150, goal=600) if name == "facebook"
@@ -92,8 +97,12 @@ def test_each_method_counts_its_steps_as_its_loops_run(name, method):
   chosen = settings(method=method.split("-")[0],
                     newton=method.endswith("newton"))
   m = methods.build(layout, roll_tables.build(rules), chosen)
-  state = m.init()
+  # Placed as a sweep leaves it: the second sweep (and its count) then
+  # reuses the first's program instead of compiling it again.
+  state = jax.tree.map(lambda x, s: jax.device_put(x, s.sharding),
+                       m.init(), m.state_shape)
+  sweep = jax.jit(m.sweep)
   for _ in range(2):  # the first sweep of the ordered method differs
     read = loop_steps.count(m.sweep, state, m.tables)
-    state, _, _, steps = jax.jit(m.sweep)(state, m.tables)
+    state, _, _, steps = sweep(state, m.tables)
     assert read == int(steps) > 0

@@ -29,6 +29,7 @@ def _execute(monkeypatch, workdir: str) -> str:
   return "".join(text)
 
 
+@pytest.mark.thorough
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_notebook_solves_plots_and_resumes(tmp_path, monkeypatch):
   workdir = str(tmp_path / "run")

@@ -89,6 +89,7 @@ def test_rule_sheets_script(tmp_path):
   assert (tmp_path / "out" / "opening_tiny.txt").stat().st_size > 0
 
 
+@pytest.mark.thorough
 def test_final_round_cap_script(tmp_path):
   out = _script("experiments/final_round_cap.py", "--config",
                 "configs/tiny.py:minimal", "--config.rules.final_round=True",

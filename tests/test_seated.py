@@ -3,13 +3,11 @@ solved values back when the guest plays optimally, and Monte Carlo play
 agrees with it within 3 standard errors."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import COMMANDS
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.seats import SeatsLayout
@@ -78,6 +76,12 @@ def test_monte_carlo_agrees_for_the_max_score_guest(games):
   assert exact[opening][1] < game.w0[opening][1] - 0.01
 
 
+def _analyze(*args):
+  """`python -m farkle_jax.apps.analyze args`, forked from a worker that
+  has imported JAX already (conftest.CommandLines): a start-up saved."""
+  return COMMANDS("farkle_jax.apps.analyze", *args)
+
+
 @pytest.mark.parametrize("command, config, says", [
     ("evaluate", "configs/three_players.py",
      "error: evaluate: for exactly two players (rules.players = 3); with "
@@ -88,26 +92,19 @@ def test_monte_carlo_agrees_for_the_max_score_guest(games):
 ])
 def test_analyze_commands_for_the_other_number_of_players(command, config,
                                                           says):
-  out = subprocess.run(
-      [sys.executable, "-m", "farkle_jax.apps.analyze", command, "--config",
-       config, "--workdir", "/nonexistent"],
-      cwd=ROOT, capture_output=True, text=True)
+  out = _analyze(command, "--config", config, "--workdir", "/nonexistent")
   assert out.returncode == 2
   assert out.stderr.startswith(says), out.stderr
   assert len(out.stderr.strip().splitlines()) == 1
 
 
 def test_analyze_seats_and_seated_from_the_command_line(tmp_path):
-  base = [sys.executable, "-m", "farkle_jax.apps.analyze"]
   flags = ["--config", "configs/minimal.py", "--config.rules.players=3",
            "--config.rules.goal=500", "--workdir", str(tmp_path)]
-  out = subprocess.run(base + ["seats"] + flags + ["--scores", "0,100,250"],
-                       cwd=ROOT, capture_output=True, text=True)
+  out = _analyze("seats", *flags, "--scores", "0,100,250")
   assert out.returncode == 0, out.stderr
   assert "at scores 0,100,250 (player to move first)" in out.stdout
-  out = subprocess.run(base + ["seated"] + flags + [
-      "--guest", "max_score", "--games", "300"],
-      cwd=ROOT, capture_output=True, text=True)
+  out = _analyze("seated", *flags, "--guest", "max_score", "--games", "300")
   assert out.returncode == 0, out.stderr
   saved = json.load(open(tmp_path / "analysis" / "seated.json"))
   assert saved["guest"] == "max_score" and len(saved["rows"]) == 3

@@ -62,8 +62,10 @@ def _measure(main: str, solve_dir: str, solves: int) -> list:
   return rss
 
 
-@pytest.mark.parametrize("solves", [10, pytest.param(50,
-                                                     marks=pytest.mark.slow)])
+# Ten solves in the thorough tier, fifty with the slow tests.
+@pytest.mark.parametrize("solves", [
+    pytest.param(10, marks=pytest.mark.thorough),
+    pytest.param(50, marks=pytest.mark.slow)])
 def test_resident_memory_reaches_a_plateau(tmp_path_factory, tmp_path,
                                            solves):
   config = importlib.import_module("configs.kcd").get_config()

@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT
-from farkle_jax.solver import configuration, driver, multiplayer
+from conftest import COMMANDS, ROOT
+from farkle_jax.solver import configuration, driver, multiplayer, results
 from farkle_jax.solver import stage_engine
 from farkle_jax.solver.driver import NotConverged
 from farkle_jax.solver.memory import MemoryRefused
@@ -21,8 +21,10 @@ TINY = ["--config", "configs/tiny.py:minimal", "--config.rules.players=3",
 
 
 def _main(*args):
-  return subprocess.run([sys.executable, "-m", "farkle_jax.main", *args],
-                        cwd=ROOT, capture_output=True, text=True)
+  """`python -m farkle_jax.main args`, forked from a worker that has
+  imported JAX once (conftest.CommandLines): a start-up of its own each
+  would cost 1-2 s."""
+  return COMMANDS("farkle_jax.main", *args)
 
 
 def test_main_solves_three_players_and_resumes(tmp_path):
@@ -50,14 +52,20 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
   assert fresh["unsettled_keys"] == 3
   stages = len(stage_engine.check(config)[0].stage_sizes())
   step, calls = multiplayer.compiled_stage_step, []
+  crash = stages + stages * 3 // 4
 
   def failing(*args, **kwargs):
     calls.append(1)
-    if len(calls) == stages + stages * 3 // 4:
+    if len(calls) == crash - 3:
+      # A checkpoint after each of the last stages before the crash (more
+      # than checkpoint.keep: old ones go): the one it resumes from is
+      # that of the stage before it, as with a save after every stage (a
+      # save costs 50 ms; one after each stage of both sweeps took 6 s).
+      monkeypatch.setattr(stage_engine, "SAVE_SECONDS", 0)
+    if len(calls) == crash:
       raise KeyboardInterrupt
     return step(*args, **kwargs)
 
-  monkeypatch.setattr(stage_engine, "SAVE_SECONDS", 0)
   monkeypatch.setattr(multiplayer, "compiled_stage_step", failing)
   workdir = str(tmp_path / "crash")
   with pytest.raises(KeyboardInterrupt):
@@ -111,9 +119,7 @@ def test_not_converged_exits_1_in_one_line_and_readers_refuse(tmp_path):
   assert out.returncode == 1 and "Traceback" not in out.stderr
   assert len(errors) == 1 and errors[0].startswith(
       "error: not converged: 1 sweeps")
-  out = subprocess.run([sys.executable, "-m", "farkle_jax.apps.table",
-                        "--workdir", str(tmp_path)], cwd=ROOT,
-                       capture_output=True, text=True)
+  out = COMMANDS("farkle_jax.apps.table", "--workdir", str(tmp_path))
   assert out.returncode != 0 and "allow_unconverged" in out.stderr
 
 
@@ -159,10 +165,11 @@ def test_every_setting_a_refusal_offers_fits(preset, players, goal, limit,
     stage_engine.plan_memory(seats, settings, 512)   # fits: no raise
 
 
-def test_two_devices_give_the_values_of_one(tmp_path):
-  """The sub-batches of a stage split over two (host) devices."""
-  one, two = str(tmp_path / "one"), str(tmp_path / "two")
-  assert _main(*TINY, "--workdir", one).returncode == 0
+def test_two_devices_give_the_values_of_one(tmp_path, three_players):
+  """The sub-batches of a stage split over two (host) devices. One device:
+  the session's solve of the same game (conftest: TINY's rules, tolerance
+  and norm, and on a CPU its sub-batches of 512 keys), not solved again."""
+  two = str(tmp_path / "two")
   env = dict(os.environ,
              XLA_FLAGS="--xla_force_host_platform_device_count=2")
   out = subprocess.run([sys.executable, "-m", "farkle_jax.main", *TINY,
@@ -171,6 +178,9 @@ def test_two_devices_give_the_values_of_one(tmp_path):
   assert out.returncode == 0, out.stderr
   with open(os.path.join(two, "log.txt")) as f:   # the run's log records
     assert "backend cpu, 2 device(s)" in f.read()
-  a = np.load(os.path.join(one, "start_values.npy"))
+  ran, fixed = (results.read_summary(w) for w in (two, three_players))
+  for field in ("rules", "tol", "norm", "iterations"):
+    assert ran[field] == fixed[field], field
+  a = np.load(os.path.join(three_players, "start_values.npy"))
   b = np.load(os.path.join(two, "start_values.npy"))
   assert np.array_equal(a, b)

@@ -2,6 +2,8 @@
 XLA's step: a chunk's row and a ring move on tiny, minimal and default
 games, and whole solves against the plain reference."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -33,14 +35,20 @@ def _columns(plan, layout, seed):
       jnp.zeros((plan.width,), jnp.int32), jnp.asarray(seed % 2 == 0))
 
 
+@functools.lru_cache(maxsize=None)
 def _built(name):
+  """(layout, tables, plan) of GAMES[name], built once for the tests that
+  use it (only read: a step returns new arrays)."""
   layout = StateLayout(GAMES[name])
   roll = bellman.roll_arrays(roll_tables.build(layout.rules))
   tables, plan = wavefront.build(layout, roll, relative=True)
   return layout, tables, plan
 
 
-@pytest.mark.parametrize("name", ["tiny", "minimal", "default"])
+# tiny (Facebook rules, the chunk default also checks, narrower) in the
+# thorough tier.
+@pytest.mark.parametrize("name", [
+    pytest.param("tiny", marks=pytest.mark.thorough), "minimal", "default"])
 def test_a_chunk_row_is_xla_step_to_rounding(name):
   layout, tables, plan = _built(name)
   m = len(plan.widths) // 2            # a middle segment, its middle step
