@@ -115,6 +115,12 @@ def test_expected_score_and_a_solve_equal_the_plain_reference(
                              atol=1e-12)
 
 
+def test_six_devils_heads_are_lettered_as_their_legend_says():
+  assert dice_lib.labels(("devils_head",) * 6)[-1] == "AAAAAA"
+  assert dice_lib.legend(("devils_head",) * 6).startswith(
+      "A = dice 1, 2, 3, 4, 5, 6 (devils_head: fair; its 1 is a devil's")
+
+
 def test_a_roll_names_the_devils_head_and_never_keeps_it_alone():
   r = _rules(dice=("devils_head",))
   assert "its 1 is a devil's head" in dice_lib.legend(r.dice)
@@ -128,6 +134,7 @@ def test_a_roll_names_the_devils_head_and_never_keeps_it_alone():
     ({"dice": ("devils_head",), "nothing_roll": 500}, "nothing_roll=500"),
     ({"hands": ((), ("devils_head",)), "nothing_roll": 500},
      "config.rules.hands"),
+    ({"dice": ("devils_head",), "final_round": True}, "final_round=True"),
 ])
 def test_a_joker_where_the_sheet_has_no_meaning_for_it_is_refused(
     changes, says):

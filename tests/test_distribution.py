@@ -246,6 +246,8 @@ def test_cli_optimal_at_a_position(tiny_runs, tmp_path):
     (("--strategy", "nobody"), "'nobody' is not allowed"),
     (("--strategy", "optimal"), "the optimal strategy needs --workdir"),
     (("--strategy", "optimal", "--target", "500"), "for a fixed policy"),
+    (("--strategy", "optimal", "--config.rules.final_round=True"),
+     "final_round = True is not given"),
     (("--strategy", "bank:75"), "bank:75"),
     (("--target", "75"), "--target=75"),
     (("--target", "0"), "--target=0"),

@@ -212,6 +212,7 @@ def test_the_chances_to_bust_are_the_plain_references(solved, scores):
   want = reference.players_turn_bust(3, 500, ref_w0,
                                      tuple(s // 50 for s in scores))
   got = game.busts(game.turn(scores))
+  assert not got.flags.writeable   # kept for every later asker
   assert not want.pop("ties") and len(want) == 6 * (10 - scores[0] // 50)
   for (t, n), (bust, rolling) in want.items():
     assert abs(got[t, n - 1, 0] - bust) < 1e-12, (t, n)

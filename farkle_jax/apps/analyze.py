@@ -355,7 +355,7 @@ SEAT_COMMANDS = {"seats": _seats, "seated": _seated}
 DICE_COMMANDS = {"maxscore": "each hand", "komi": "any dice",
                  "evaluate": "optimal, maxscore, bank:X",
                  "simulate": "optimal, maxscore, bank:X",
-                 "distribution": "maxscore, bank:X"}
+                 "distribution": "optimal, maxscore, bank:X"}
 # Strategies whose tables speak of n = 1..6 dice.
 SIX_DICE_STRATEGIES = ("memorized", "goforit:")
 
@@ -419,6 +419,10 @@ def main(argv):
     distribution.check_strategy(_STRATEGY.value, rules)
     distribution.check_target(
         rules.goal if _TARGET.value is None else _TARGET.value, rules)
+    if _STRATEGY.value == "optimal" and rules.final_round:
+      raise configuration.ConfigError(
+          "distribution: the optimal play's turn with rules.final_round = "
+          "True is not given (the chaser plays on past the goal)")
     if _STRATEGY.value == "optimal" and _TARGET.value is not None:
       raise app.UsageError("--target: the turns to a target are for a "
                            "fixed policy (maxscore, bank:X), not optimal")

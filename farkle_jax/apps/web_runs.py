@@ -127,7 +127,8 @@ def release() -> None:
   jax.clear_caches()
   for cached in (scoring.hand_outcomes, scoring.outcomes,
                  scoring._split_values, scoring.split_totals,
-                 scoring._combinations_by_low):   # keyed by rules
+                 scoring._combinations_by_low, scoring.keeps,
+                 scoring.wild_totals):   # keyed by rules
     cached.cache_clear()
   gc.collect()
   try:   # glibc keeps freed pages in the process unless asked

@@ -8,8 +8,8 @@ dice of both Kingdom Come: Deliverance games, each with its sources), e.g.
 ("lucky", "lucky"). A die of the catalog may have a wild face (the devil's
 head, in place of its 1): a joker in any combination (`scoring`), so such a
 die is a kind of its own even where its chances are another's. Dice with
-the same chances (and wild face) are interchangeable, so a hand is a few *kinds* of dice with a
-count each, and what a turn needs to know of the dice still to roll is how
+the same chances (and wild face) are interchangeable, so a hand is a few
+*kinds* of dice with a count each, and what a turn needs to know of the dice still to roll is how
 many of each kind are left: a *dice state*. Six dice alike have the six
 states n = 1..6; a lucky die among five fair ones has 2 * 6 - 1 = 11; six
 different dice have 63. States are numbered 1..S, the whole hand last, so
@@ -168,7 +168,7 @@ def labels(spec: tuple) -> tuple[str, ...]:
   letter per die left, one letter per kind (`legend`), e.g. 'ABBBBB' for
   the whole hand of a lucky die (A) and five fair ones (B)."""
   k = kinds(spec)
-  if len(k.counts) == 1:
+  if len(k.counts) == 1 and not k.wild[0]:
     return tuple(str(c[0]) for c in states(k.counts))
   return tuple("".join(chr(65 + i) * c for i, c in enumerate(left))
                for left in states(k.counts))

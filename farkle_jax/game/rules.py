@@ -160,7 +160,7 @@ class Rules:
   def dice_alike(self) -> bool:
     """Whether every player rolls the same six interchangeable dice (fair
     or weighted alike): the six dice states of every solve method."""
-    # A wild face (a joker) makes the kept dice matter, not their faces.
+    # A joker scores as any face: a hand with one is scored by kind.
     return (not self.hands and len(dice_lib.kinds(self.dice).counts) == 1
             and not dice_lib.has_wild(self.dice))
 
@@ -308,6 +308,10 @@ def _validate_wild(r: Rules) -> None:
     specs = r.hands if field == "hands" else (r.dice,)
     if not any(dice_lib.has_wild(spec) for spec in specs):
       continue
+    if r.final_round:
+      _fail(field, getattr(r, field), "dice without a wild face with "
+            "rules.final_round=True (the chaser's last turn is scored on "
+            "plain faces)")
     if r.nothing_roll:
       _fail(field, getattr(r, field), "dice without a wild face with "
             f"rules.nothing_roll={r.nothing_roll} (whether a roll of "

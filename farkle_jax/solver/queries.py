@@ -92,11 +92,10 @@ class Turns:
     _keep(self._busts, key, out, self._size)
     return out
 
-
   def points(self, key: int) -> tuple[np.ndarray, float]:
     """What a turn of flat key `key` banks, played as the values say:
-    [top + 1 + P] P(banking t units), t = index (past the key's t_max
-    the goal is reached), and P(the turn ends in a farkle)
+    [top + 1 + P] P(banking t units), t = index (a total past the key's
+    t_max ends the turn at once), and P(the turn ends in a farkle)
     (`row_step.turn_points`)."""
     layout, rows = self.layout, self.of(key)
     fields = layout.key_fields(np.array([int(key)]))

@@ -255,8 +255,10 @@ def turn_points(values: np.ndarray, rolled: np.ndarray, padded: np.ndarray,
     start: the dice state (1..S) the turn starts from.
 
   Returns:
-    [top + 1 + P] P(the turn banks t units), t = index (totals past `top`
-    reach the goal: banked at once), and P(the turn ends in a farkle).
+    [top + 1 + P] P(the turn banks t units), t = index (a total past `top`
+    ends the turn at once; where several options of a roll get there, the
+    first is taken, as the pass takes it among equal values), and P(the
+    turn ends in a farkle).
   """
   S = layout.dice_states
   flat = values.reshape(-1, 1)

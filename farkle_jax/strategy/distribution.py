@@ -13,7 +13,8 @@ so the mean of this distribution is that evaluation's mean points per turn.
 The optimal play at a position (`optimal`): the policy of the solved
 game's values at that key (`queries.Turns.points`, the options and
 decisions the advice gives); totals that reach the goal end the turn
-there. Its turns to a target are not given: that play depends on both
+there (a final round, whose chaser plays on past the goal, is refused).
+Its turns to a target are not given: that play depends on both
 scores, which a solitaire game does not follow.
 
 Turns to a target: a solitaire game in which every turn follows the policy
@@ -177,14 +178,14 @@ def optimal(turns: queries.Turns, layout: StateLayout, first: int,
       of the opponent.
 
   Returns:
-    The distribution; `cap` is the key's last total short of the goal, and
-    `beyond_cap` the chance that the turn reaches the goal.
+    The distribution; `cap` is the last total (units) short of the goal,
+    and `beyond_cap` the chance that the turn banks the goal or more.
   """
   key = layout.opening_key(first, second)
   banked, farkle = turns.points(int(layout.key_index(*key)))
-  cap = int(layout.t_max(key[0]))
-  return TurnDistribution(layout.unit, banked, farkle, cap,
-                          float(banked[cap + 1:].sum()))
+  reach = -(-(layout.rules.goal - first) // layout.unit)   # ceil, units
+  return TurnDistribution(layout.unit, banked, farkle, reach - 1,
+                          float(banked[reach:].sum()))
 
 
 def turns(dist: TurnDistribution, rules: Rules, target: int,
@@ -302,7 +303,6 @@ def analyze(name: str, rules: Rules, target: int | None = None
   pol = policy(name, rules, roll)
   dist = turn(pol, roll)
   return pol, dist, turns(dist, rules, target)
-
 
 
 def format_report(name: str, rules: Rules, dist: TurnDistribution,

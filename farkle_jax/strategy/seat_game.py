@@ -201,6 +201,7 @@ class SeatGame:
         banks = (bank is not None
                  and bank[0] >= self.roll_value(turn, t, n)[0])
         out[t, n - 1, 0] = 0.0 if banks else out[t, n - 1, 1]
+    out.flags.writeable = False   # shared by every later asker
     self._busts[turn.key] = out
     if len(self._busts) > TURNS:
       self._busts.popitem(last=False)
