@@ -12,6 +12,7 @@ import pytest
 
 import reference
 from conftest import solved_once
+from test_dice import sets_by_state
 from farkle_jax.game import dice as dice_lib
 from farkle_jax.game import hand_rolls, roll_tables, scoring
 from farkle_jax.game import rules as rules_lib
@@ -90,15 +91,8 @@ def test_roll_tables_equal_the_ordered_enumeration():
     out = scoring.hand_outcomes(r, states[_state(left, k, states) - 1])
     assert out.farkle == farkle, left
     mine = {tuple(sorted(o)): p for o, p in zip(out.option_sets, out.probs)}
-    theirs = {}
-    for options, p in sets.items():
-      best = {}
-      for rest, pts in options:
-        s = _state(rest, k, states)
-        best[s] = max(best.get(s, 0), pts)
-      key = tuple(sorted((pts, s) for s, pts in best.items()))
-      theirs[key] = theirs.get(key, 0) + p
-    assert mine == theirs, left
+    assert mine == sets_by_state(
+        sets, lambda rest: _state(rest, k, states)), left
 
 
 def test_expected_score_and_a_solve_equal_the_plain_reference(

@@ -183,6 +183,21 @@ def test_a_hand_is_its_kinds_and_their_states():
   assert _kcd_rules(dice=((1 / 6,) * 6,) * 2).dice_alike is True
 
 
+def sets_by_state(sets: dict, state_of) -> dict:
+  """The reference's option sets of dice positions (`hand_distribution`)
+  as the package's: ((points, dice state), ...) with their chances; dice
+  left at other positions of a kind are the same state (`state_of`)."""
+  out = {}
+  for options, p in sets.items():
+    best = {}
+    for rest, pts in options:
+      s = state_of(rest)
+      best[s] = max(best.get(s, 0), pts)
+    key = tuple(sorted((pts, s) for s, pts in best.items()))
+    out[key] = out.get(key, 0) + p
+  return out
+
+
 def test_hand_roll_probabilities_equal_the_ordered_enumeration():
   """Every dice state of the hand against the ordered rolls of the dice at
   each set of positions it stands for (1e-14 as floats, exact here)."""
@@ -197,15 +212,8 @@ def test_hand_roll_probabilities_equal_the_ordered_enumeration():
     assert out.farkle == farkle
     mine = {tuple(sorted((pts, s) for pts, s in o)): p
             for o, p in zip(out.option_sets, out.probs)}
-    theirs = {}
-    for options, p in sets.items():
-      best = {}       # dice at other positions of a kind: the same state
-      for rest, pts in options:
-        s = _state_of(rest, states, k)
-        best[s] = max(best.get(s, 0), pts)
-      key = tuple(sorted((pts, s) for s, pts in best.items()))
-      theirs[key] = theirs.get(key, 0) + p
-    assert mine == theirs, left
+    assert mine == sets_by_state(
+        sets, lambda rest: _state_of(rest, states, k)), left
     assert abs(tables.farkle_prob[n - 1] - float(farkle)) < 1e-14
 
 

@@ -190,16 +190,21 @@ def _every_row(top: int, padded: np.ndarray, bank_base: np.ndarray,
                roll: RollArrays, layout: StateLayout
                ) -> tuple[np.ndarray, np.ndarray]:
   """[top + 1, R, J] every row's option offsets, the option groups as one
-  table (each set padded with its first option, which leaves its maximum
-  and its first best option), and [top + 1, k] every row's bank values:
-  NumPy pays per call, not per element."""
+  table (`_one_table`), and [top + 1, k] every row's bank values: NumPy
+  pays per call, not per element."""
   every = np.arange(top + 1)
-  groups = reached(every[:, None, None], roll, layout, np)
-  width = max(g.shape[-1] for g in groups)
-  table = np.concatenate([np.concatenate(
-      [g] + [g[..., :1]] * (width - g.shape[-1]), axis=-1) for g in groups],
-                         axis=1)                      # [rows, R, J]
+  table = _one_table(reached(every[:, None, None], roll, layout, np))
   return table, bank_value(every[:, None], padded, bank_base, layout, np)
+
+
+def _one_table(groups: list) -> np.ndarray:
+  """[..., R, J] option groups [..., R_j, j] as one table, each set
+  padded with its first option (which leaves its maximum and its first
+  best option)."""
+  width = max(g.shape[-1] for g in groups)
+  return np.concatenate([np.concatenate(
+      [g] + [g[..., :1]] * (width - g.shape[-1]), axis=-1) for g in groups],
+                        axis=-2)
 
 
 def turn_bust(values: np.ndarray, rolled: np.ndarray, padded: np.ndarray,
@@ -264,10 +269,7 @@ def turn_points(values: np.ndarray, rolled: np.ndarray, padded: np.ndarray,
   flat = values.reshape(-1, 1)
   table, bank = _every_row(top, padded, bank_base, roll, layout)
   # The same options unclamped: past `top` each lands on its own total.
-  width = table.shape[-1]
-  options = np.concatenate([np.concatenate(
-      [g.rows] + [g.rows[:, :1]] * (width - g.rows.shape[1]), axis=1)
-                            for g in roll.groups])          # [R, J]
+  options = _one_table([np.asarray(g.rows) for g in roll.groups])  # [R, J]
   gain = layout.row_of(options)
   after = options - layout.turn_offset(gain, 1)          # n - 1
   sets = np.arange(len(options))

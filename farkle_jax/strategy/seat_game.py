@@ -147,14 +147,24 @@ class SeatGame:
       self._turns.popitem(last=False)
     return turn
 
+  def _options(self, turn: "Turn", t: int, n: int
+               ) -> tuple["_RollSets", np.ndarray, np.ndarray]:
+    """The score sets of n dice rolled at turn total t (units), [R, J,
+    N + 1] every option's value vector, and [R] the mover's best option of
+    each set: the first on ties (short rows repeat their first option)."""
+    sets = self._rolls[n - 1]
+    o = turn.rows[np.minimum(t + sets.pts, self.seats.num_rows), sets.next]
+    return sets, o, np.argmax(o[..., 0], axis=1)
+
   def roll_value(self, turn: "Turn", t: int, n: int) -> np.ndarray:
     """[N + 1] rolling n dice at turn total t (units), then playing on."""
-    sets = self._rolls[n - 1]
-    # [R, J, N + 1]: every option of each score set of n dice.
-    o = turn.rows[np.minimum(t + sets.pts, self.seats.num_rows), sets.next]
-    # The mover's best option of each set: the first on ties (short rows
-    # repeat their first option).
-    best = o[sets.rows, np.argmax(o[..., 0], axis=1)]
+    sets, o, pick = self._options(turn, t, n)
+    return self._rolled(turn, n, sets, o[sets.rows, pick])
+
+  def _rolled(self, turn: "Turn", n: int, sets: "_RollSets",
+              best: np.ndarray) -> np.ndarray:
+    """[N + 1] the value of rolling n dice whose score sets take the
+    options of value vectors `best` [R, N + 1]."""
     terms = np.concatenate([(self.roll.farkle_prob[n - 1] * turn.farkle)[None],
                             sets.prob * best])
     # Added one set at a time in table order (a sequential accumulate, not
@@ -190,16 +200,15 @@ class SeatGame:
     top = int(self.seats.t_max(turn.key[0]))
     for t in range(top, -1, -1):
       bank = self.bank_value(turn, t)
-      for n, sets in enumerate(self._rolls, start=1):
-        at = np.minimum(t + sets.pts, self.seats.num_rows)    # [R, J]
-        pick = np.argmax(turn.rows[at, sets.next][..., 0], axis=1)
+      for n in range(1, len(self._rolls) + 1):
+        sets, o, pick = self._options(turn, t, n)
         went = t + sets.pts[sets.rows, pick]                  # [R]
         after = np.where(went > top, 0.0, out[np.minimum(
             went, top), sets.next[sets.rows, pick], 0])
         out[t, n - 1, 1] = (self.roll.farkle_prob[n - 1]
                             + float(sets.prob[:, 0] @ after))
-        banks = (bank is not None
-                 and bank[0] >= self.roll_value(turn, t, n)[0])
+        rolled = self._rolled(turn, n, sets, o[sets.rows, pick])
+        banks = bank is not None and bank[0] >= rolled[0]
         out[t, n - 1, 0] = 0.0 if banks else out[t, n - 1, 1]
     out.flags.writeable = False   # shared by every later asker
     self._busts[turn.key] = out
