@@ -85,9 +85,11 @@ print("restored onto", len(state["vector"].sharding.device_set), "devices")
 def test_restore_lands_in_the_sharding_the_chunk_was_compiled_for(tmp_path):
   """Saved from one device, restored straight onto a 4-device mesh."""
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  # Four forced CPU devices: the CPU backend whatever the suite's (with
+  # JAX_PLATFORMS=cuda the process would have the one GPU).
   out = subprocess.run([sys.executable, "-c", ON_FOUR_DEVICES,
                         str(tmp_path / "ck")], cwd=root,
-                       env={**os.environ}, capture_output=True, text=True,
-                       timeout=600)
+                       env={**os.environ, "JAX_PLATFORMS": "cpu"},
+                       capture_output=True, text=True, timeout=600)
   assert out.returncode == 0, out.stderr[-3000:]
   assert "restored onto 4 devices" in out.stdout

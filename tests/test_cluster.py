@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 
@@ -49,10 +50,24 @@ def _solve(workdir, method, extra=(), env_extra=None):
       text=True)
 
 
+# The processes' forced host devices: the CPU backend whatever the suite's
+# (with JAX_PLATFORMS=cuda each process took the one GPU of an H200
+# machine, and both aborted in their first exchange).
+ON_CPU = {"JAX_PLATFORMS": "cpu"}
+TWO_DEVICES = {**ON_CPU,
+               "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+
+
 def _one_process(tmp_path, method, tiny_runs) -> str:
   """The workdir of a one-process solve of the same config: the session's
   (auto is the ordered method on a CPU), else solved here, in this
-  process (one device)."""
+  process (one device); where the suite runs on an accelerator (which
+  rounds otherwise), in a process of one CPU device."""
+  if jax.default_backend() != "cpu":
+    proc = _solve(tmp_path / "one", method, (), ON_CPU)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    return str(tmp_path / "one")
   if method == "ordered":
     return tiny_runs("facebook")[3]
   from configs import tiny
@@ -70,10 +85,9 @@ def _one_process(tmp_path, method, tiny_runs) -> str:
 def test_two_processes_give_the_values_of_one(tmp_path, method, tiny_runs):
   one = _one_process(tmp_path, method, tiny_runs)
   port = _free_port()
-  devices = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
   procs = [_solve(tmp_path / "two", method,
                   (f"--coordinator=localhost:{port}", "--num_processes=2",
-                   f"--process_id={i}"), devices) for i in range(2)]
+                   f"--process_id={i}"), TWO_DEVICES) for i in range(2)]
   outs = [p.communicate(timeout=600) for p in procs]
   for p, (_, err) in zip(procs, outs):
     assert p.returncode == 0, err[-3000:]
@@ -88,7 +102,6 @@ def test_two_processes_give_the_values_of_one(tmp_path, method, tiny_runs):
 def test_two_processes_stopped_and_rerun_resume_from_their_checkpoint(
     tmp_path, tiny_runs):
   one = _one_process(tmp_path, "ordered", tiny_runs)
-  devices = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
   for limit in (6, 1000):  # stopped at sweep 6 (not converged), then rerun
     port = _free_port()
     # Chunks of 3 sweeps (checkpoint.every), saved at 3 and 6: the program
@@ -98,7 +111,7 @@ def test_two_processes_stopped_and_rerun_resume_from_their_checkpoint(
                     (f"--coordinator=localhost:{port}", "--num_processes=2",
                      f"--process_id={i}",
                      f"--config.solver.max_iterations={limit}",
-                     "--config.checkpoint.every=3"), devices)
+                     "--config.checkpoint.every=3"), TWO_DEVICES)
              for i in range(2)]
     outs = [p.communicate(timeout=600) for p in procs]
     codes = {p.returncode for p in procs}

@@ -4,6 +4,7 @@ import json
 import os
 import sys
 
+import jax
 import numpy as np
 import pytest
 
@@ -193,7 +194,10 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
                 "ordered-newton,value_iteration",
                 "--json", str(tmp_path / "b.json"),
                 "--config.rules.goal=600", "--config.rules.floor=-250",
-                "--config.solver.tol=1e-12")
+                "--config.solver.tol=1e-12",
+                # ordered-plain's sub-batches as on a CPU, on any backend
+                # (see test_driver: the steps compared below).
+                "--config.solver.b_group=16")
   assert out.returncode == 0, out.stderr[-2000:]
   lines = out.stdout.splitlines()
   assert "configs/tiny.py:facebook" in lines[0]
@@ -211,7 +215,9 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
     assert 0 < int(r[1]) < 100         # converged before the sweep limit
     assert float(r[-1]) < 1e-10        # W0 agrees with the baseline
   record = json.loads((tmp_path / "b.json").read_text())
-  assert record["model_states"] > 0 and record["backend"] == "cpu"
+  # The script runs on the suite's backend (JAX_PLATFORMS: see conftest).
+  assert (record["model_states"] > 0
+          and record["backend"] == jax.default_backend())
   by = {m["method"]: m for m in record["methods"]}
   for name, r in by.items():
     assert r["sweeps"] == int(rows[name][1])
@@ -370,3 +376,22 @@ def test_dice_catalog_script_refuses_a_sheet_without_a_meaning_for_jokers(
   assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
   assert "without rules.nothing_roll" in out.stderr
   assert not any(tmp_path.iterdir())
+
+
+# Thorough: an experiment script end to end (two compiles, a sweep each).
+@pytest.mark.thorough
+def test_kernel_tuning_times_each_variant_and_agrees(tmp_path):
+  out = _script("experiments/kernel_tuning.py", "--config",
+                "configs/tiny.py:facebook", "--config.rules.goal=600",
+                "--config.rules.floor=-250", "--variants=xla:4,xla:1",
+                "--sweeps=1", "--json", str(tmp_path / "k.json"))
+  assert out.returncode == 0, out.stderr[-2000:]
+  record = json.loads((tmp_path / "k.json").read_text())
+  rows = {r["variant"]: r for r in record["variants"]}
+  assert set(rows) == {"xla:4", "xla:1"}
+  for r in rows.values():
+    assert r["sweeps"] == 1 and r["sweep_s"] > 0
+    assert r["dependent_steps_per_sweep"] > 0
+    assert r["max_abs_diff"] < 1e-14   # the same sweeps, cut otherwise
+  bad = _script("experiments/kernel_tuning.py", "--variants=cuda:4")
+  assert bad.returncode != 0 and "kernel:chunks" in bad.stderr

@@ -1,7 +1,9 @@
 """Memory policy: the estimate's formula and refusals that name a fix."""
 
 import importlib
+import tracemalloc
 
+import jax
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import configuration, memory, methods, newton
+from farkle_jax.solver import wave_schedule
 
 
 def test_full_state_estimate_is_the_value_array_plus_temporaries():
@@ -37,7 +40,11 @@ def test_device_estimate_bounds_the_compiled_chunk(config_name, method):
   compiled = methods.compile_chunk(methods.build(
       layout, roll_tables.build(rules), settings), settings).memory_bytes()
   estimate = memory.footprint(layout, method, "float64").device
-  assert compiled <= estimate <= 4 * compiled + memory.TEMP_BYTES
+  # XLA's GPU compiler fuses more of a turn step than the CPU's, into fewer
+  # temporaries than the estimate allows (tiny, value iteration: 16.0 MB
+  # compiled on an H200 against 17.5 MB on a CPU, estimated 75.1 MB).
+  over = 4 if jax.default_backend() == "cpu" else 5
+  assert compiled <= estimate <= over * compiled + memory.TEMP_BYTES
 
 
 def test_check_refuses_with_hints():
@@ -67,20 +74,81 @@ def test_solve_hints_are_each_checked_to_fit():
   assert not any("float32" in h for h in hints)
 
 
-def test_refusal_names_a_setting_that_fits_and_the_settings_check_it():
+# shared: the devices of a CPU backend share the host's memory (a limit
+# bounds their sum with the host's); an accelerator's have their own (it
+# bounds each). Both, on any backend.
+@pytest.mark.parametrize("shared", [True, False])
+def test_refusal_names_a_setting_that_fits_and_the_settings_check_it(
+    shared):
   layout = StateLayout(rules_lib.facebook(floor=-100_000))
   with pytest.raises(memory.MemoryRefused, match=r"rules.floor=-\d+") as e:
-    memory.check_solve(layout, "ordered", "float64", 1.0)
+    memory.check_solve(layout, "ordered", "float64", 1.0, shared=shared)
   floor = int(str(e.value).split("rules.floor=")[1].split(",")[0])
   fits = StateLayout(layout.rules.replace(floor=floor))
-  assert memory.check_solve(fits, "ordered", "float64", 1.0) <= 2**30
+  need = memory.check_solve(fits, "ordered", "float64", 1.0, shared=shared)
+  fp = memory.footprint(fits, "ordered", "float64")
+  assert (need <= 2**30 if shared
+          else fp.host <= 2**30 and fp.device <= 2**30)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_wavefront_refused_at_every_size_is_offered_the_ordered_method(
+    shared):
+  """The wavefront's rings outgrow 1 GB at any floor of these rules (auto
+  is the wavefront on an accelerator); the ordered method fits at some:
+  the refusal names it with that floor, which then fits."""
+  layout = StateLayout(rules_lib.facebook(floor=-100_000))
+  with pytest.raises(memory.MemoryRefused):
+    memory.check_solve(StateLayout(layout.rules.replace(floor=0)),
+                       "wavefront", "float64", 1.0, shared=shared)
+  with pytest.raises(
+      memory.MemoryRefused,
+      match=r"fit: solver.method='ordered' with rules.floor=-\d+$") as e:
+    memory.check_solve(layout, "wavefront", "float64", 1.0, shared=shared)
+  floor = int(str(e.value).split("rules.floor=")[1])
+  memory.check_solve(StateLayout(layout.rules.replace(floor=floor)),
+                     "ordered", "float64", 1.0, shared=shared)
+
+
+@pytest.mark.parametrize("rules", [
+    rules_lib.facebook(), rules_lib.facebook(floor=-150, goal=600),
+    rules_lib.minimal(goal=400),
+    rules_lib.minimal(goal=2000).replace(entry_minimum=350),
+    rules_lib.facebook(goal=3000).replace(entry_minimum=500),
+    rules_lib.facebook(floor=-1000).replace(bank_minimum=300)])
+def test_live_keys_from_score_pairs_are_the_schedule_s(rules):
+  """The estimates' count (by score pairs) against the schedule's own (by
+  keys)."""
+  layout = StateLayout(rules)
+  finish, start = wave_schedule.finish_steps(layout)
+  assert (wave_schedule.most_live_keys(layout)
+          == wave_schedule.live_keys(start, finish).max())
+
+
+def test_the_wavefront_estimate_of_a_huge_game_takes_no_per_key_arrays():
+  """Billions of keys (tens of GB of per-key arrays in the schedule), a
+  few MB to estimate; a refusal of such a game stays small."""
+  layout = StateLayout(rules_lib.facebook(goal=1_000_000))
+  assert layout.num_keys > 3 * 10**9
+  tracemalloc.start()
+  try:
+    memory.footprint(layout, "wavefront-newton", "float64")
+    peak = tracemalloc.get_traced_memory()[1]
+  finally:
+    tracemalloc.stop()
+  assert peak < 2**26
 
 
 def test_available_bytes_of_host_and_device():
   host, where = memory.available_bytes(on_device=False)
   assert host > 0 and where == "available host memory"
-  # On a CPU backend device arrays live in host memory too.
-  assert memory.available_bytes(on_device=True)[1] == where
+  device = jax.devices()[0]
+  if device.platform == "cpu":
+    # On a CPU backend device arrays live in host memory too.
+    assert memory.available_bytes(on_device=True)[1] == where
+  else:   # an accelerator's own memory, as its runtime limits it
+    have, there = memory.available_bytes(on_device=True)
+    assert have > 0 and there == f"{device.device_kind} memory"
   assert np.isfinite(host)
 
 

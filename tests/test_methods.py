@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 
@@ -59,13 +60,15 @@ def test_auto_is_the_wavefront_on_accelerators_and_ordered_on_cpus():
   assert methods.resolve("auto", "gpu") == "wavefront"
   assert methods.resolve("auto", "tpu") == "wavefront"
   assert methods.resolve("value_iteration", "gpu") == "value_iteration"
-  assert methods.resolve("auto") == "ordered"  # the tests run on a CPU
+  # The suite's own backend: a CPU unless JAX_PLATFORMS names another.
+  assert methods.resolve("auto") == (
+      "ordered" if jax.default_backend() == "cpu" else "wavefront")
 
 
-ON_FOUR_DEVICES = """
+ON_CPU_DEVICES = """
 import sys
 import jax
-jax.config.update("jax_num_cpu_devices", 4)
+jax.config.update("jax_num_cpu_devices", int(sys.argv[2]))
 import numpy as np, farkle_jax
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
@@ -78,29 +81,48 @@ for name in ("value_iteration", "wavefront", "ordered"):
   chunk = methods.compile_chunk(methods.build(
       StateLayout(RULES, chunk_keys=256), roll_tables.build(RULES), s), s)
   spread = jax.tree.leaves(chunk.compiled.input_shardings[0][0])[0]
-  assert len(spread.device_set) == 4, (name, spread)
+  assert len(spread.device_set) == int(sys.argv[2]), (name, spread)
   done = chunk.run(chunk.method.init(), float("inf"), SWEEPS)
+  assert done.done == SWEEPS
   out[name] = chunk.method.start_values(done.state)
 np.savez(sys.argv[1], **out)
 """
 
 
-def test_every_method_on_four_devices_equals_one_device(tmp_path):
-  """Each method split over 4 forced CPU devices: the one-device values,
-  bit for bit (value iteration splits its chunks, the wavefront its columns,
-  the ordered method its sub-batches)."""
-  path = str(tmp_path / "w0.npz")
+def _on_cpu_devices(path: str, devices: int):
+  """Each method's values after SWEEPS sweeps on `devices` CPU devices, in
+  a process of its own. Its backend is the CPU whatever the suite's: with
+  JAX_PLATFORMS=cuda it would have the one GPU, not forced CPU devices."""
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  run = subprocess.run([sys.executable, "-c", ON_FOUR_DEVICES, path],
-                       cwd=root, env={**os.environ}, capture_output=True,
-                       text=True, timeout=900)
+  run = subprocess.run([sys.executable, "-c", ON_CPU_DEVICES, path,
+                        str(devices)], cwd=root,
+                       env={**os.environ, "JAX_PLATFORMS": "cpu"},
+                       capture_output=True, text=True, timeout=900)
   assert run.returncode == 0, run.stderr[-3000:]
-  sharded = np.load(path)
+  return np.load(path)
+
+
+def _on_one_device(tmp_path):
+  """Each method's values on one CPU device: here, or in a CPU process
+  where the suite runs on an accelerator (whose rounding differs)."""
+  if jax.default_backend() != "cpu":
+    return _on_cpu_devices(str(tmp_path / "one.npz"), 1)
+  out = {}
   for name in ("value_iteration", "wavefront", "ordered"):
     s = settings(method=name, tol=1e-15)
     chunk = methods.compile_chunk(methods.build(
         StateLayout(RULES, chunk_keys=256), roll_tables.build(RULES), s), s)
     done = chunk.run(chunk.method.init(), float("inf"), SWEEPS)
     assert done.done == SWEEPS
-    np.testing.assert_array_equal(sharded[name],
-                                  chunk.method.start_values(done.state))
+    out[name] = chunk.method.start_values(done.state)
+  return out
+
+
+def test_every_method_on_four_devices_equals_one_device(tmp_path):
+  """Each method split over 4 forced CPU devices: the one-device values,
+  bit for bit (value iteration splits its chunks, the wavefront its columns,
+  the ordered method its sub-batches)."""
+  sharded = _on_cpu_devices(str(tmp_path / "four.npz"), 4)
+  one = _on_one_device(tmp_path)
+  for name in ("value_iteration", "wavefront", "ordered"):
+    np.testing.assert_array_equal(sharded[name], one[name])

@@ -11,7 +11,7 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE, StateLayout
 from farkle_jax.solver import bellman, methods, newton
-from test_ordered import GAMES, settings
+from test_ordered import GAMES, TOL, settings
 
 RULES = rules_lib.facebook(floor=-500, goal=1500)
 
@@ -96,9 +96,12 @@ def test_newton_sweeps_reach_the_reference_in_fewer_sweeps():
 
 def _solve_ordered(rules, newton: bool):
   layout = StateLayout(rules, chunk_keys=512)
-  s = settings(method="ordered", tol=1e-15, newton=newton)
+  # TOL (test_ordered): the rounding of a converged sweep, under 1e-15 on
+  # a CPU, was over it on an H200, where the Newton solve then took a
+  # sixth sweep (the fifth's change is already rounding: 3e-7 before it).
+  s = settings(method="ordered", tol=TOL, newton=newton)
   chunk = methods.compile_chunk(
       methods.build(layout, roll_tables.build(rules), s), s)
   out = chunk.run(chunk.method.init(), float("inf"), 200)
-  assert out.residual < 1e-15
+  assert out.residual < TOL
   return chunk.method.start_values(out.state), out.done

@@ -14,7 +14,10 @@ data-dependent trip counts (Newton steps that stop at a tolerance) are
 counted as they happen. That program is compiled once and run once (an
 interpreter that walked the loops from Python compiled every primitive it
 met: 3 s a method against 1 s). Loops inside a `shard_map` are counted for
-one device's shard (meshes of one device only).
+one device's shard (meshes of one device only). A Pallas kernel
+(`pallas_call`, the wavefront's fused chunk row on a GPU) is one launch,
+counted as a plain operation: its own loops run inside the launch, on the
+device, with no loop control between their iterations.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from jax.sharding import PartitionSpec as P
 _LOOPS = ("while", "scan")
 # Reductions over a mesh axis: the identity on the one-device meshes counted.
 _COLLECTIVES = ("pmax", "pmin", "psum")
+# Kernels whose loops run within one launch: plain operations here.
+_KERNELS = ("pallas_call",)
 _STEP = jnp.int64   # the solver enables float64 (and int64)
 
 
@@ -51,9 +56,14 @@ def _sub_jaxprs(params: dict) -> list:
 
 
 def _has_loop(jaxpr) -> bool:
-  return any(eqn.primitive.name in _LOOPS
-             or any(_has_loop(j) for j in _sub_jaxprs(eqn.params))
-             for eqn in jaxpr.eqns)
+  return any(_holds_loop(eqn) for eqn in jaxpr.eqns)
+
+
+def _holds_loop(eqn) -> bool:
+  """A loop, or a primitive holding one (a kernel's own loops aside)."""
+  name = eqn.primitive.name
+  return name in _LOOPS or (name not in _KERNELS and any(
+      _has_loop(j) for j in _sub_jaxprs(eqn.params)))
 
 
 def _bind(eqn, invals):
@@ -81,7 +91,7 @@ def _eval(jaxpr, consts, args) -> tuple[jax.Array, list]:
     name = eqn.primitive.name
     if name in _COLLECTIVES:
       outs = list(invals)  # over a one-device mesh axis (see _shard_map)
-    elif name in _LOOPS or any(_has_loop(j) for j in _sub_jaxprs(eqn.params)):
+    elif _holds_loop(eqn):
       rule = _RULES.get(name)
       if rule is None:
         raise NotImplementedError(f"loop inside a {name!r} primitive")

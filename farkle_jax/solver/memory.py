@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import wave_schedule
 
 # JAX and the solver's modules (which import it) are imported where they
 # are needed: a query of a solved run checks host memory here without
@@ -152,7 +153,6 @@ def wavefront_bytes(layout: StateLayout, dtype: str = "float64",
   vector, the per-key and per-step tables, and its share of the columns'
   two rings and temporaries."""
   size = BYTES[dtype]
-  from farkle_jax.solver import wave_schedule
   columns = -(-wave_schedule.ring_columns(layout, 128 * devices) // devices)
   rows = min(RING_ROWS, layout.num_rows + 1)
   per_column = (2 * rows * 6 * (size + 4) + TARGETS_PER_ROW * (size + 4)
@@ -219,16 +219,34 @@ def devices_that_fit(layout: StateLayout, method: str, dtype: str,
 def solve_hints(layout: StateLayout, method: str, dtype: str,
                 fits) -> list[str]:
   """Settings that would bring a solve within memory, each checked with
-  `fits(layout, method, dtype)`."""
+  `fits(layout, method, dtype)`. Where no smaller game fits `method` but
+  one fits the ordered method (the wavefront's rings alone can outgrow a
+  device: auto is the wavefront on an accelerator), that game with it."""
   hints = []
-  if not method.startswith("ordered") and fits(layout, "ordered", dtype):
+  # The ordered method as the run would take it (a Newton step kept).
+  ordered = "ordered-newton" if method.endswith("-newton") else "ordered"
+  switch = not method.startswith("ordered")
+  if switch and fits(layout, ordered, dtype):
     hints.append("solver.method='ordered' (start-of-turn values only)")
+    switch = False
   elif method.endswith("-newton") and fits(
       layout, method.split("-")[0], dtype):
     hints.append("solver.newton=False")
   if dtype == "float64" and fits(layout, method, "float32"):
     hints.append("solver.dtype='float32' with solver.tol >= 1e-6 (about "
                  "1e-7 accuracy)")
+  smaller = smaller_games(layout, method, dtype, fits)
+  if not smaller and switch:
+    smaller = [f"solver.method='ordered' with {hint}" for hint in
+               smaller_games(layout, ordered, dtype, fits)]
+  return hints + smaller
+
+
+def smaller_games(layout: StateLayout, method: str, dtype: str,
+                  fits) -> list[str]:
+  """The deepest round floor and the highest round goal (each alone, the
+  other rules kept) at which `method` fits."""
+  hints = []
   rules = layout.rules
   if rules.has_penalty:   # the lowest round floor that fits, by bisection
     unit = math.lcm(500, rules.step)

@@ -12,6 +12,7 @@ result into device tables.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -42,10 +43,39 @@ def finish_steps(layout: StateLayout) -> tuple[np.ndarray, np.ndarray]:
   Steps are shifted so that the first key starts at step 0.
   """
   b, d, _, _ = layout.key_fields()
-  x = 2 * (layout.num_scores - 1) - (b + d)
-  finish = x + x // layout.bank_min
+  finish = _finish_of_sum(layout, b + d)
   start = finish - layout.t_max(b)
   return finish - start.min(), start - start.min()
+
+
+def _finish_of_sum(layout: StateLayout, sums: np.ndarray) -> np.ndarray:
+  """The step (before the shift) at which keys of score sum b + d finish."""
+  x = 2 * (layout.num_scores - 1) - sums
+  return x + x // layout.bank_min
+
+
+PAIRS_AT_ONCE = 2**20   # (b, d) pairs in a block of `most_live_keys`
+
+
+@functools.lru_cache(maxsize=64)
+def most_live_keys(layout: StateLayout) -> int:
+  """`live_keys(...).max()` from the banked-score pairs (b, d), which alone
+  set a key's steps, a block of b at a time: memory estimates run before
+  anything is built and must not build the per-key arrays (70-odd bytes a
+  key) of games far too large to solve."""
+  S = layout.num_scores
+  t_max = np.asarray(layout.t_max(np.arange(S)), np.int64)
+  sums = np.arange(2 * S - 1)
+  finish = _finish_of_sum(layout, sums)       # falls as b + d grows
+  low = int((finish[S - 1:] - t_max).min())   # each b's largest d
+  change = np.zeros(int(finish[0]) - low + 2, np.int64)
+  change[finish - low + 1] -= np.minimum(sums, 2 * S - 2 - sums) + 1
+  rows = max(1, PAIRS_AT_ONCE // S)
+  for b0 in range(0, S, rows):
+    b = np.arange(b0, min(S, b0 + rows))[:, None]
+    start = finish[b + np.arange(S)] - t_max[b] - low
+    change += np.bincount(start.ravel(), minlength=len(change))
+  return int(np.cumsum(change).max()) * (layout.num_keys // S**2)
 
 
 def live_keys(start: np.ndarray, finish: np.ndarray) -> np.ndarray:
@@ -218,11 +248,15 @@ def chunk_columns(live: np.ndarray, granule: int) -> int:
   return max(granule, -(-per // granule) * granule)
 
 
+def layout_chunk(layout: StateLayout, granule: int) -> tuple[int, int]:
+  """(C, the most keys live at once) of `layout`'s wavefront."""
+  most = most_live_keys(layout)
+  return chunk_columns(np.asarray([most]), granule), most
+
+
 def ring_columns(layout: StateLayout, granule: int) -> int:
   """The most columns the wavefront's rings can have: the most keys live
   at once in whole chunks, and a chunk more where those that keep slopes
   and the others each round up."""
-  finish, start = finish_steps(layout)
-  live = live_keys(start, finish)
-  chunk = chunk_columns(live, granule)
-  return (-(-int(live.max()) // chunk) + 1) * chunk
+  chunk, most = layout_chunk(layout, granule)
+  return (-(-most // chunk) + 1) * chunk
