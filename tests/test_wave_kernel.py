@@ -13,7 +13,8 @@ import reference
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import bellman, configuration, methods, wavefront
+from farkle_jax.solver import (bellman, configuration, methods, wave_kernel,
+                               wavefront)
 from test_ordered import settings
 
 GAMES = {
@@ -66,12 +67,34 @@ def test_a_chunk_row_is_xla_step_to_rounding(name):
                          tau, m, j, c, tables, p, s, lambda x: x))
       out[kernel] = jax.tree.map(np.asarray, step(c, tables))
     xla, fused = out["xla"], out["interpret"]
-    # Sums of up to a hundred products, the kernel's compensated, XLA's dot
-    # in its own order: they differ by XLA's rounding (1.2e-15 seen).
-    np.testing.assert_allclose(fused.ring, xla.ring, rtol=1e-15, atol=1e-15)
+    # Sums of up to 228 products, the kernel's compensated, XLA's dot in
+    # its own order: they differ by XLA's rounding (1.2e-15 seen on a CPU;
+    # a GPU's dot adds in a tree, a few ulps more).
+    ulps = 1e-15 if jax.default_backend() == "cpu" else 4e-15
+    np.testing.assert_allclose(fused.ring, xla.ring, rtol=ulps, atol=ulps)
     np.testing.assert_array_equal(fused.pointer, xla.pointer)
     np.testing.assert_allclose(fused.tangent, xla.tangent, rtol=0, atol=1e-6)
     assert not np.array_equal(xla.ring, np.asarray(c.ring))  # rows written
+
+
+def test_sets_read_together_sum_as_one_at_a_time(monkeypatch):
+  """Unrolled by 5 (167 sets: 3 added with weight 0), the kernel adds the
+  same terms in the same order: the same bits."""
+  layout, tables, plan = _built("minimal")
+  m = len(plan.widths) // 2
+  tau = (plan.bounds[m] + plan.bounds[m + 1]) // 2
+  c = _columns(plan, layout, seed=5)
+  out = []
+  for unroll in (1, 5):
+    monkeypatch.setattr(wave_kernel, "TUNING",
+                        wave_kernel.Tuning(unroll=unroll))
+    step = jax.jit(lambda c, tables, p=plan._replace(kernel="interpret"):
+                   wavefront._chunk_step(tau, m, 0, c, tables, p, True,
+                                         lambda x: x))
+    out.append(jax.tree.map(np.asarray, step(c, tables)))
+  np.testing.assert_array_equal(out[0].ring, out[1].ring)
+  np.testing.assert_array_equal(out[0].tangent, out[1].tangent)
+  assert not np.array_equal(out[1].ring, np.asarray(c.ring))
 
 
 def test_a_ring_move_is_xla_move():
@@ -119,24 +142,30 @@ def test_the_kernel_setting_is_checked():
   config.solver.kernel = "cuda"
   with pytest.raises(configuration.ConfigError, match="solver.kernel"):
     configuration.check(config)
-  assert methods.wave_kernel_for("auto", 1) == "xla"        # on this CPU
-  assert methods.wave_kernel_for("pallas", 1) == "interpret"
+  wide = methods.MIN_PROGRAMS * wave_kernel.TUNING.tile
+  on_gpu = jax.default_backend() == "gpu"
+  assert methods.wave_kernel_for("auto", 1, wide) == (
+      "pallas" if on_gpu else "xla")
+  assert methods.wave_kernel_for("auto", 1, wide - 128) == "xla"
+  assert methods.wave_kernel_for("auto", 2, wide) == "xla"
+  assert methods.wave_kernel_for("pallas", 1, 128) == (
+      "pallas" if on_gpu else "interpret")
   with pytest.raises(configuration.ConfigError, match="one device"):
-    methods.wave_kernel_for("pallas", 4)
+    methods.wave_kernel_for("pallas", 4, wide)
 
 
 def test_a_kernel_that_does_not_compile_falls_back_to_xla(monkeypatch,
                                                           tmp_path, caplog):
   """Where the fused kernel is chosen for the device (auto) and fails to
   compile, the solve runs XLA's step and says so in one line."""
-  from farkle_jax.solver import driver, wave_kernel
+  from farkle_jax.solver import driver
   from configs import tiny
 
   def refuse(*args, **kwargs):
     raise NotImplementedError("no Triton here\nsecond line")
 
   monkeypatch.setattr(methods, "wave_kernel_for",
-                      lambda kernel, devices: "interpret"
+                      lambda kernel, devices, columns: "interpret"
                       if kernel == "auto" else kernel)
   monkeypatch.setattr(wave_kernel, "chunk_row", refuse)
   config = tiny.get_config("minimal")

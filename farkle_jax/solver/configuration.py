@@ -23,7 +23,8 @@ METHODS = ("auto", "ordered", "wavefront", "value_iteration")
 SEATS = "seats"
 NORMS = ("relative", "absolute")
 # The wavefront's chunk row: XLA's ops, or one fused Pallas kernel (on a
-# GPU through Triton, on a CPU interpreted); auto: the kernel on a GPU.
+# GPU through Triton, on a CPU interpreted); auto: the kernel on a GPU
+# where a chunk fills it (`methods.wave_kernel_for`).
 KERNELS = ("auto", "xla", "pallas")
 DTYPES = ("float64", "float32")
 
@@ -81,8 +82,8 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
                                   # now and then (fewer evaluations, not
                                   # yet less time)
       kernel="auto",              # wavefront: one of KERNELS; auto: the
-                                  # fused Pallas kernel on a GPU, XLA's
-                                  # ops elsewhere
+                                  # fused Pallas kernel on a GPU where a
+                                  # chunk fills it, XLA's ops elsewhere
       dtype="float64",
       init_value=0.5,             # initial value of every non-terminal state
   ))

@@ -27,7 +27,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, ordered, placement, value_iteration
-from farkle_jax.solver import wave_counts, wave_newton, wavefront
+from farkle_jax.solver import (wave_counts, wave_kernel, wave_newton,
+                               wave_row, wave_schedule, wavefront)
 from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.sweep_counts import SweepCounts
 
@@ -200,9 +201,10 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
   roll_arrays = bellman.roll_arrays(roll, jnp.dtype(settings.dtype))
   mesh = placement.make_mesh()
   relative = settings.norm == "relative"
+  columns, _ = wave_schedule.layout_chunk(layout, wave_row.TILE * mesh.size)
   tables, plan = wavefront.build(layout, roll_arrays, relative, mesh.size,
                                  kernel=wave_kernel_for(settings.kernel,
-                                                        mesh.size))
+                                                        mesh.size, columns))
   steps = jnp.asarray(plan.steps, jnp.int64)
 
   def sweep(state, tables):
@@ -248,12 +250,22 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
                             refresh_counts=refresh)
 
 
-def wave_kernel_for(kernel: str, devices: int) -> str:
-  """`WavePlan.kernel` for `config.solver.kernel`: the fused kernel on a
-  GPU (or the GPU compiled for), interpreted on a CPU when asked for."""
+# The fused kernel runs one program per tile of a chunk's columns; with
+# fewer than two per multiprocessor (132 on an H100 or H200) it leaves the
+# GPU idle and loses to XLA's step. On one H200: 50 programs (default.py)
+# 2.4x slower than XLA's step, 475 (facebook) 4% faster (BENCHMARKS.md,
+# "The fused step on a GPU").
+MIN_PROGRAMS = 264
+
+
+def wave_kernel_for(kernel: str, devices: int, columns: int) -> str:
+  """`WavePlan.kernel` for `config.solver.kernel` and chunks of `columns`:
+  the fused kernel on a GPU (or the GPU compiled for) where a chunk fills
+  it, interpreted on a CPU when asked for."""
   on_gpu = placement.aimed() is not None or jax.default_backend() == "gpu"
   if kernel == "auto":
-    return "pallas" if on_gpu and devices == 1 else "xla"
+    wide = columns // wave_kernel.TUNING.tile >= MIN_PROGRAMS
+    return "pallas" if on_gpu and devices == 1 and wide else "xla"
   if kernel == "pallas":
     if devices > 1:
       raise ConfigError("config.solver.kernel='pallas' runs on one device "

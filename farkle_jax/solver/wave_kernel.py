@@ -11,17 +11,21 @@ its first best option in registers, adds the weighted best to six running
 sums, and writes the six new rows into the ring in place. Nothing of the
 row but the ring itself touches memory.
 
-On a GPU it runs through Triton (programs of T = 128 columns, a power of
-two as Triton's blocks must be); on a CPU
-(tests, or `config.solver.kernel='pallas'` there) the same kernel runs in
-Pallas' interpreter. The sums run over the sets in order, compensated,
-where XLA's dot picks its own order: the two agree to XLA's rounding
-(tests: 1e-15 absolute and relative; 1.2e-15 seen).
+On a GPU it runs through Triton (`Tuning`: programs of 128 columns, a
+power of two as Triton's blocks must be); on a CPU (tests, or
+`config.solver.kernel='pallas'` there) the same kernel runs in Pallas'
+interpreter. The sums run over the sets in order, compensated, where
+XLA's dot picks its own order: the two agree to XLA's rounding (1.2e-15
+seen on a CPU, 2.1e-15 on a GPU). Measured on one H200, a `facebook` sweep
+takes 0.41 s with it and 0.43 s with XLA's step, however it is cut
+(`experiments/kernel_tuning.py`): a program's reads of its 102 rows,
+1,368 of them one after another, bound it, not the bytes.
 """
 
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -29,7 +33,17 @@ from jax.experimental import pallas as pl
 
 from farkle_jax.game.layout import N_DICE
 
-T = 128     # columns of one program (a power of two)
+class Tuning(NamedTuple):
+  """How the kernel is cut for Triton (measured on one H200:
+  BENCHMARKS.md, "The fused step on a GPU")."""
+  tile: int = 128    # T, columns of one program (a power of two)
+  unroll: int = 1    # score sets a loop iteration reads at once
+  warps: int = 4     # Triton's num_warps
+  stages: int = 1    # Triton's num_stages
+
+
+TUNING = Tuning()
+T = TUNING.tile   # the move kernel's programs, and the chunks' granule
 
 
 def _kahan(acc: tuple[jax.Array, jax.Array], term: jax.Array
@@ -41,50 +55,61 @@ def _kahan(acc: tuple[jax.Array, jax.Array], term: jax.Array
   return t, (t - total) - y
 
 
-def _kernel(where_ref, rows_ref, gains_ref, index_ref, weight_ref, prob_ref,
+def _best(ring_ref, tangent_ref, source_ref, gain_ref, cur, cols, margin,
+          s, options: int, sloped: bool):
+  """Set s's best option over T columns and the slope of its first best."""
+  dtype, slope_dtype, width = ring_ref.dtype, tangent_ref.dtype, margin.shape
+  best = jnp.full(width, -jnp.inf, dtype)
+  tan = jnp.zeros(width, slope_dtype)
+  for j in range(options):   # J, a handful: unrolled
+    won = gain_ref[s, j] > margin          # past the key's last row: a win
+    row = source_ref[s, j]
+    value = jnp.where(won, jnp.ones(width, dtype), ring_ref[cur, row, cols])
+    if sloped:   # the first best option's slope: only a larger value
+      slope = jnp.where(won, jnp.zeros(width, slope_dtype),
+                        tangent_ref[cur, row, cols])
+      tan = jnp.where(value > best, slope, tan)
+    best = jnp.maximum(best, value)
+  return best, tan
+
+
+def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
             margin_ref, vector_ref, farkle_ref, bank_ref, ring_ref,
-            tangent_ref, ring_out, tangent_out, *, sets: int, options: int,
-            sloped: bool):
+            tangent_ref, ring_out, tangent_out, *, tuning: Tuning,
+            options: int, sloped: bool):
   """One tile of T columns (`chunk_row`'s arguments, as refs)."""
   # ring_out and tangent_out are ring_ref and tangent_ref (aliased): the
   # rows written are not rows read at this step.
+  T, U = tuning.tile, tuning.unroll
   i = pl.program_id(0)
   cur, at, first = where_ref[0], where_ref[1], where_ref[2]
   mine = pl.ds(i * T, T)                 # this tile of the chunk's vectors
   cols = pl.ds(first + i * T, T)         # and of the ring
   margin = margin_ref[mine]
-  dtype = ring_ref.dtype
-  slope_dtype = tangent_ref.dtype
+  dtype, slope_dtype = ring_ref.dtype, tangent_ref.dtype
 
-  def one_set(s, sums):
+  def some_sets(g, sums):
     totals, tangents = sums
-    best = jnp.full((T,), -jnp.inf, dtype)
-    tan = jnp.zeros((T,), slope_dtype)
-    for j in range(options):   # J, a handful: unrolled
-      d = index_ref[s, j]
-      won = gains_ref[d] > margin          # past the key's last row: a win
-      value = jnp.where(won, jnp.ones((T,), dtype),
-                        ring_ref[cur, rows_ref[d], cols])
-      if sloped:   # the first best option's slope: only a larger value
-        slope = jnp.where(won, jnp.zeros((T,), slope_dtype),
-                          tangent_ref[cur, rows_ref[d], cols])
-        tan = jnp.where(value > best, slope, tan)
-      best = jnp.maximum(best, value)
-    # Six running sums, one per dice count (vectors of T: Triton keeps
-    # them in registers, and slices of a 2-D block it would not lower),
-    # compensated (Kahan): the sum is then exact to about an ulp, whatever
-    # order XLA's product takes its terms in.
-    w = [weight_ref[n, s] for n in range(N_DICE)]
-    totals = tuple(_kahan(x, w[n] * best) for n, x in enumerate(totals))
-    if sloped:
-      tangents = tuple(x + w[n].astype(slope_dtype) * tan
-                       for n, x in enumerate(tangents))
+    # U sets at once: their reads are independent, so they are in flight
+    # together instead of one set's latency after another's.
+    bests = [_best(ring_ref, tangent_ref, source_ref, gain_ref, cur, cols,
+                   margin, g * U + u, options, sloped) for u in range(U)]
+    for u, (best, tan) in enumerate(bests):
+      # Six running sums, one per dice count (vectors of T: Triton keeps
+      # them in registers, and slices of a 2-D block it would not lower),
+      # compensated (Kahan): the sum is then exact to about an ulp,
+      # whatever order XLA's product takes its terms in.
+      w = [weight_ref[n, g * U + u] for n in range(N_DICE)]
+      totals = tuple(_kahan(x, w[n] * best) for n, x in enumerate(totals))
+      if sloped:
+        tangents = tuple(x + w[n].astype(slope_dtype) * tan
+                         for n, x in enumerate(tangents))
     return totals, tangents
 
   zeros = lambda dt: tuple(jnp.zeros((T,), dt) for _ in range(N_DICE))
   totals, tangents = jax.lax.fori_loop(
-      0, sets, one_set, (tuple(zip(zeros(dtype), zeros(dtype))),
-                         zeros(slope_dtype)))
+      0, source_ref.shape[0] // U, some_sets,
+      (tuple(zip(zeros(dtype), zeros(dtype))), zeros(slope_dtype)))
   totals = [total for total, _ in totals]
   x_farkle = 1 - vector_ref[farkle_ref[mine]]
   at_bank = bank_ref[mine]
@@ -99,49 +124,65 @@ def _kernel(where_ref, rows_ref, gains_ref, index_ref, weight_ref, prob_ref,
           bank >= value, jnp.zeros((T,), slope_dtype), slope)
 
 
+def _padded_sets(source, gain, weight, unroll: int):
+  """The option tables with sets added up to a multiple of `unroll`: each
+  a copy of the first set with weight 0, which leaves the sums as they
+  are."""
+  extra = -source.shape[0] % unroll
+  if not extra:
+    return source, gain, weight
+  again = lambda x: jnp.concatenate(
+      [x, jnp.broadcast_to(x[:1], (extra,) + x.shape[1:])])
+  return again(source), again(gain), jnp.pad(weight, ((0, 0), (0, extra)))
+
+
 def chunk_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
-              rows: jax.Array, gains: jax.Array, index: jax.Array,
-              weight: jax.Array, farkle_prob: jax.Array, margin: jax.Array,
-              vector: jax.Array, at_farkle: jax.Array, at_bank: jax.Array, *,
-              sloped: bool, interpret: bool) -> tuple[jax.Array, jax.Array]:
+              source: jax.Array, gain: jax.Array, weight: jax.Array,
+              farkle_prob: jax.Array, margin: jax.Array, vector: jax.Array,
+              at_farkle: jax.Array, at_bank: jax.Array, *, sloped: bool,
+              interpret: bool, tuning: Tuning | None = None
+              ) -> tuple[jax.Array, jax.Array]:
   """The rings with the six new rows of a chunk of C columns written.
 
   Args:
     ring: [2, R * 6, W] values; tangent: [2, R * 6, Ws] slopes (donate).
     where: [3] int32 (ring in use, first of the six rows to write, first
       column of the chunk).
-    rows: [D] int32 ring row of each distinct target at this step;
-      gains: [D] int32 its gain.
-    index: [S, J] int32 options of each score set (`OptionTable.index`);
-      weight: [6, S] (`OptionTable.weight`); farkle_prob: [6].
+    source: [S, J] int32 ring row of each score set's options at this
+      step; gain: [S, J] int32 their gains (`OptionTable.index` of the
+      row's targets); weight: [6, S] (`OptionTable.weight`);
+      farkle_prob: [6].
     margin: [C] int32 gains past it win; vector: [V] padded start values;
       at_farkle: [C] int32 where a farkle reads it (1 - that value); at_bank:
       [C] int32 where banking does (-1: banking is not allowed).
     sloped: also the slopes (the chunk's keys need them).
     interpret: run in Pallas' interpreter (a CPU).
+    tuning: the kernel's cut (default `TUNING`).
 
   Returns:
     (ring, tangent) updated in place.
   """
-  C = margin.shape[0]
-  kernel = functools.partial(_kernel, sets=index.shape[0],
-                             options=index.shape[1], sloped=sloped)
+  tuning = tuning or TUNING
+  source, gain, weight = _padded_sets(source, gain, weight, tuning.unroll)
+  kernel = functools.partial(_kernel, tuning=tuning,
+                             options=source.shape[1], sloped=sloped)
   anywhere = pl.BlockSpec(memory_space=pl.ANY)
-  params = {} if interpret else {"compiler_params": _triton_params()}
+  params = {} if interpret else {"compiler_params": _triton_params(tuning)}
   return pl.pallas_call(
-      kernel, grid=(C // T,),
+      kernel, grid=(margin.shape[0] // tuning.tile,),
       out_shape=(jax.ShapeDtypeStruct(ring.shape, ring.dtype),
                  jax.ShapeDtypeStruct(tangent.shape, tangent.dtype)),
-      in_specs=[anywhere] * 12, out_specs=(anywhere, anywhere),
-      input_output_aliases={10: 0, 11: 1}, interpret=interpret,
+      in_specs=[anywhere] * 11, out_specs=(anywhere, anywhere),
+      input_output_aliases={9: 0, 10: 1}, interpret=interpret,
       name="wave_chunk_row", **params)(
-          where, rows, gains, index, weight, farkle_prob, margin, vector,
+          where, source, gain, weight, farkle_prob, margin, vector,
           at_farkle, at_bank, ring, tangent)
 
 
-def _triton_params():
+def _triton_params(tuning: Tuning):
   from jax.experimental.pallas import triton as pallas_triton
-  return pallas_triton.CompilerParams(num_warps=4, num_stages=1)
+  return pallas_triton.CompilerParams(num_warps=tuning.warps,
+                                      num_stages=tuning.stages)
 
 
 def _move_kernel(where_ref, carry_ref, ring_ref, ring_out):
@@ -168,7 +209,7 @@ def move_columns(ring: jax.Array, where: jax.Array, carry: jax.Array, *,
     interpret: run in Pallas' interpreter (a CPU).
   """
   anywhere = pl.BlockSpec(memory_space=pl.ANY)
-  params = {} if interpret else {"compiler_params": _triton_params()}
+  params = {} if interpret else {"compiler_params": _triton_params(Tuning())}
   return pl.pallas_call(
       _move_kernel, grid=(carry.shape[0] // T,),
       out_shape=jax.ShapeDtypeStruct(ring.shape, ring.dtype),

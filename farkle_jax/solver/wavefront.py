@@ -308,10 +308,12 @@ def _write_row(c: _Columns, tau, m, first, margin, reads, tables: WaveTables,
   cur, at = m % 2, (tau % rows) * N_DICE
   options = option_table(row)
   if plan.kernel != "xla":
+    # Each option's ring row and gain, ready: the kernel reads one table
+    # entry before an option's row, not two in a chain.
     return wave_kernel.chunk_row(
         c.ring, c.tangent, jnp.stack(_at(cur, at, first)),
-        source.astype(jnp.int32), jnp.asarray(gains, jnp.int32),
-        jnp.asarray(options.index),
+        source.astype(jnp.int32)[options.index],
+        jnp.asarray(gains[options.index], jnp.int32),
         jnp.asarray(options.weight, c.ring.dtype),
         tables.farkle_prob.astype(c.ring.dtype), margin.astype(jnp.int32),
         c.vector, *(r.astype(jnp.int32) for r in reads), sloped=sloped,
