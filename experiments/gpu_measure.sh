@@ -5,15 +5,20 @@
 #
 #   bash experiments/gpu_measure.sh OUTDIR [PART ...]
 #
-# PART is any of: device default facebook counts players passcost tests
-# (all but tests by default). Each part runs under its own timeout (240,
-# 2 x 330, 230, 200, 120 and 400 s); `facebook` solves the published model
-# twice, with an empty compile cache and then with the cache it left. On one H100 (2026-11-25) they took 72,
-# 103, 160, 9, 13 s, so a session limited to 10 min a command runs
-# "device default facebook players passcost", then "counts tests".
+# PART is any of: device default facebook counts players passcost tuning
+# tests (all but tuning and tests by default). Each part runs under its own
+# timeout (240, 2 x 330, 230, 200, 120, 240 and 400 s); `facebook` solves
+# the published model twice, with an empty compile cache and then with the
+# cache it left. On one H200 (2026-11-26) the default parts took 27, 14 + 13,
+# 14, 6 and 9 s (76 s in all), the tuning part 2 min 30 s and the tests
+# 3 min: a session limited to 10 min a command runs the default parts, then
+# "tuning tests".
 # `counts` records what a facebook sweep moves as the GPU backend compiles
-# it (XLA's bytes accessed of its fusions); `tests` runs the suite with JAX
-# on the GPU, stopping at the first failure; logs, JSON and summaries land
+# it (XLA's bytes accessed of its fusions); `tuning` times the wavefront's
+# chunk row cut several ways on default and facebook and traces a sweep of
+# each kernel (experiments/kernel_tuning.py); `tests` runs the suite with
+# JAX on the GPU, each test's result in tests.log (a run cut by its timeout
+# still names what passed and failed); logs, JSON and summaries land
 # in OUTDIR (emptied of an earlier run's wall times) and a short table is
 # printed last.
 set -u
@@ -79,11 +84,19 @@ for part in $parts; do
     passcost)
       timed passcost 120 python3 experiments/pass_cost.py \
         --keys 1024 --rows 100 --repeats 3 ;;
+    tuning)
+      timed tuning_default 60 python3 experiments/kernel_tuning.py \
+        --config configs/default.py --json "$out/tuning_default.json"
+      timed tuning 180 python3 experiments/kernel_tuning.py \
+        --config configs/facebook.py --json "$out/tuning.json"
+      timed profile 60 python3 experiments/kernel_tuning.py \
+        --config configs/facebook.py --sweeps=1 \
+        --variants=xla:4,pallas:4:128:1:4:1 --profile /tmp/gpu_profile ;;
     tests)
-      JAX_PLATFORMS=cuda timed tests 400 python3 -m pytest -q -n 8 -x \
-        -p no:cacheprovider --ignore=tests/test_notebook.py -rf ;;
+      JAX_PLATFORMS=cuda timed tests 400 python3 -m pytest -q -n 10 -v \
+        -p no:cacheprovider --ignore=tests/test_notebook.py -rfE ;;
     *) echo "unknown part $part (device default facebook counts players" \
-         "passcost tests)"
+         "passcost tuning tests)"
        exit 2 ;;
   esac
 done
@@ -96,3 +109,8 @@ grep -h 'first-player\|sweep\|seat' "$out/facebook.log" 2>/dev/null | tail -6
 grep -h -A3 '^method' "$out/counts.log" 2>/dev/null
 tail -n 6 "$out/players.log" 2>/dev/null
 tail -n 6 "$out/passcost.log" 2>/dev/null
+grep -h -A11 '^variant' "$out/tuning_default.log" "$out/tuning.log" \
+  2>/dev/null
+grep -h '^# .*trace /device\|^#  ' "$out/profile.log" 2>/dev/null | head -30
+grep -h 'FAILED\|ERROR\|passed\|failed' "$out/tests.log" 2>/dev/null \
+  | tail -30
