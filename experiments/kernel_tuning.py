@@ -4,11 +4,13 @@
     python experiments/kernel_tuning.py --config configs/default.py \
         --variants=xla:4,pallas:4:128:1:4:1,pallas:1:128:4:4:1 --sweeps=3
 
-Each variant is `kernel:chunks[:tile:unroll:warps:stages]`: kernel `xla`
+Each variant is `kernel:chunks[:tile:unroll:warps:stages[:held]]`: kernel `xla`
 (XLA's ops) or `pallas` (the fused kernel, `solver.wave_kernel`; on a CPU
 interpreted, a check rather than a speed); chunks, the loop iterations the
 widest step is cut into (`wave_schedule.CHUNKS`); the rest the kernel's
-`wave_kernel.Tuning`. For each: build and compile times, one sweep as a
+`wave_kernel.Tuning` (held 1: `wave_kernel.held_row`, each target read
+once per tile; its program names every score set and compiles for an H100
+in about 40 s, against 3 s). For each: build and compile times, one sweep as a
 warm-up, then `--sweeps` sweeps timed, and the start values' largest
 difference from the first variant's after the same sweeps (every variant
 computes the same sweeps: they differ by rounding only). A table is printed
@@ -43,8 +45,9 @@ _VARIANTS = flags.DEFINE_list(
     "variants",
     "xla:4,xla:1,pallas:4:128:1:4:1,pallas:1:128:1:4:1,pallas:1:128:4:4:1,"
     "pallas:4:128:4:4:1,pallas:1:64:4:2:1,pallas:1:32:4:1:1,"
-    "pallas:1:128:4:4:2,pallas:1:128:8:4:1",
-    "kernel:chunks[:tile:unroll:warps:stages] each.")
+    "pallas:1:128:4:4:2,pallas:1:128:8:4:1,pallas:4:32:1:1:1:1,"
+    "pallas:4:64:1:2:1:1,pallas:4:128:1:4:1:1",
+    "kernel:chunks[:tile:unroll:warps:stages[:held]] each.")
 _SWEEPS = flags.DEFINE_integer("sweeps", 3, "Sweeps timed per variant.")
 _JSON = flags.DEFINE_string("json", None, "Write the table here as JSON.")
 _PROFILE = flags.DEFINE_string(
@@ -55,12 +58,12 @@ _PROFILE = flags.DEFINE_string(
 def parse(spec: str) -> tuple[str, int, wave_kernel.Tuning]:
   """(kernel, chunks, tuning) of one `--variants` entry."""
   parts = spec.split(":")
-  if parts[0] not in ("xla", "pallas") or len(parts) not in (2, 6):
+  if parts[0] not in ("xla", "pallas") or len(parts) not in (2, 6, 7):
     raise app.UsageError(f"--variants: {spec!r} is not "
-                         "kernel:chunks[:tile:unroll:warps:stages]")
+                         "kernel:chunks[:tile:unroll:warps:stages[:held]]")
   numbers = [int(p) for p in parts[1:]]
-  tuning = wave_kernel.Tuning(*numbers[1:]) if len(numbers) > 1 else \
-      wave_kernel.Tuning()
+  tuning = wave_kernel.Tuning(*numbers[1:5], *map(bool, numbers[5:])) \
+      if len(numbers) > 1 else wave_kernel.Tuning()
   if tuning.tile > wave_kernel.T or wave_kernel.T % tuning.tile:
     raise app.UsageError(f"--variants: tile {tuning.tile} must divide "
                          f"{wave_kernel.T}")

@@ -77,6 +77,33 @@ def test_a_chunk_row_is_xla_step_to_rounding(name):
     assert not np.array_equal(xla.ring, np.asarray(c.ring))  # rows written
 
 
+@pytest.mark.parametrize("name", [
+    "minimal", pytest.param("default", marks=pytest.mark.thorough)])
+def test_a_held_row_is_xla_step_to_rounding(monkeypatch, name):
+  """The kernel that reads each distinct target once per tile (the sets a
+  constant of its program) against XLA's step, sloped chunk and plain."""
+  layout, tables, plan = _built(name)
+  m = len(plan.widths) // 2
+  tau = (plan.bounds[m] + plan.bounds[m + 1]) // 2
+  c = _columns(plan, layout, seed=m + 1)
+  chunks = plan.widths[m] // plan.chunk
+  monkeypatch.setattr(wave_kernel, "TUNING",
+                      wave_kernel.Tuning(tile=64, held=True))
+  for j, sloped in ((0, plan.sloped[m] > 0), (chunks - 1, False)):
+    out = {}
+    for kernel in ("xla", "interpret"):
+      step = jax.jit(lambda c, tables, p=plan._replace(kernel=kernel),
+                     s=sloped: wavefront._chunk_step(
+                         tau, m, j, c, tables, p, s, lambda x: x))
+      out[kernel] = jax.tree.map(np.asarray, step(c, tables))
+    ulps = 1e-15 if jax.default_backend() == "cpu" else 4e-15
+    np.testing.assert_allclose(out["interpret"].ring, out["xla"].ring,
+                               rtol=ulps, atol=ulps)
+    np.testing.assert_allclose(out["interpret"].tangent, out["xla"].tangent,
+                               rtol=0, atol=1e-6)
+    assert not np.array_equal(out["xla"].ring, np.asarray(c.ring))
+
+
 def test_sets_read_together_sum_as_one_at_a_time(monkeypatch):
   """Unrolled by 5 (167 sets: 3 added with weight 0), the kernel adds the
   same terms in the same order: the same bits."""
@@ -113,12 +140,18 @@ def test_a_ring_move_is_xla_move():
                                   out["xla"].tangent)
 
 
-@pytest.mark.parametrize("name", ["facebook", "minimal"])
-def test_whole_solves_with_the_kernel_agree_with_the_reference(name):
+@pytest.mark.parametrize("name, held", [
+    ("facebook", False), ("minimal", False),
+    pytest.param("facebook", True, marks=pytest.mark.thorough)])
+def test_whole_solves_with_the_kernel_agree_with_the_reference(
+    name, held, monkeypatch):
   """minimal: solved from the initial values. facebook (a penalty: the
   stale penalty reads and the carried slopes): two sweeps from the
   reference's fixed point must keep it (the interpreted kernel takes
-  seconds a sweep there; a whole solve took a minute)."""
+  seconds a sweep there; a whole solve took a minute). Held: the kernel
+  that reads each target once per tile (thorough: a second kernel)."""
+  monkeypatch.setattr(wave_kernel, "TUNING", wave_kernel.Tuning(
+      tile=64, held=True) if held else wave_kernel.Tuning())
   rules = {"facebook": rules_lib.facebook(floor=-500, goal=1000),
            "minimal": rules_lib.minimal(goal=1000)}[name]
   layout = StateLayout(rules, chunk_keys=512)

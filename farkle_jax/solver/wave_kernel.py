@@ -19,7 +19,10 @@ XLA's dot picks its own order: the two agree to XLA's rounding (1.2e-15
 seen on a CPU, 2.1e-15 on a GPU). Measured on one H200, a `facebook` sweep
 takes 0.41 s with it and 0.43 s with XLA's step, however it is cut
 (`experiments/kernel_tuning.py`): a program's reads of its 102 rows,
-1,368 of them one after another, bound it, not the bytes.
+1,368 of them one after another, bound it, not the bytes. `held_row`
+reads each row once per tile and keeps it on chip, its sets constants of
+its program (`Tuning.held`; compiles for an H100 in about 40 s; not yet
+run on a GPU, so not the default).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.experimental import pallas as pl
 
 from farkle_jax.game.layout import N_DICE
@@ -40,6 +44,7 @@ class Tuning(NamedTuple):
   unroll: int = 1    # score sets a loop iteration reads at once
   warps: int = 4     # Triton's num_warps
   stages: int = 1    # Triton's num_stages
+  held: bool = False  # the row's targets held, each read once (`held_row`)
 
 
 TUNING = Tuning()
@@ -177,6 +182,88 @@ def chunk_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
       name="wave_chunk_row", **params)(
           where, source, gain, weight, farkle_prob, margin, vector,
           at_farkle, at_bank, ring, tangent)
+
+
+def _held_kernel(where_ref, source_ref, prob_ref, margin_ref, vector_ref,
+                 farkle_ref, bank_ref, ring_ref, tangent_ref, ring_out,
+                 tangent_out, *, row, tile: int, sloped: bool):
+  """One tile of `held_row`: each distinct target read once, at its first
+  use, and every score set's best taken from those (the sets, options and
+  weights are constants of the program)."""
+  i = pl.program_id(0)
+  cur, at, first = where_ref[0], where_ref[1], where_ref[2]
+  mine, cols = pl.ds(i * tile, tile), pl.ds(first + i * tile, tile)
+  margin = margin_ref[mine]
+  dtype, slope_dtype = ring_ref.dtype, tangent_ref.dtype
+  zeros = lambda dt: jnp.zeros((tile,), dt)
+  held = {}
+
+  def read(d):
+    if d not in held:
+      won = margin < row.gains[d]          # past the key's last row: a win
+      r = source_ref[d]
+      held[d] = (jnp.where(won, jnp.ones((tile,), dtype),
+                           ring_ref[cur, r, cols]),
+                 jnp.where(won, zeros(slope_dtype),
+                           tangent_ref[cur, r, cols]) if sloped else None)
+    return held[d]
+
+  totals = [(zeros(dtype), zeros(dtype)) for _ in range(N_DICE)]
+  tangents = [zeros(slope_dtype) for _ in range(N_DICE)]
+  for n in range(N_DICE):
+    sets = [options for group in row.sets[n] for options in group]
+    for options, p in zip(sets, row.weights[n]):
+      best, tan = read(options[0])
+      for d in options[1:]:
+        value, slope = read(d)
+        if sloped:   # the first best option's slope: only a larger value
+          tan = jnp.where(value > best, slope, tan)
+        best = jnp.maximum(best, value)
+      totals[n] = _kahan(totals[n], p * best)
+      if sloped:
+        tangents[n] = tangents[n] + np.float32(p) * tan
+  x_farkle = 1 - vector_ref[farkle_ref[mine]]
+  at_bank = bank_ref[mine]
+  bank = jnp.where(at_bank >= 0, 1 - vector_ref[jnp.maximum(at_bank, 0)],
+                   jnp.full((tile,), -jnp.inf, dtype))
+  for n in range(N_DICE):
+    value = totals[n][0] + prob_ref[n] * x_farkle
+    ring_out[cur, at + n, cols] = jnp.maximum(value, bank)
+    if sloped:   # banking wins ties: its slope is 0
+      slope = tangents[n] + prob_ref[n].astype(slope_dtype)
+      tangent_out[cur, at + n, cols] = jnp.where(
+          bank >= value, zeros(slope_dtype), slope)
+
+
+def held_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
+             source: jax.Array, farkle_prob: jax.Array, margin: jax.Array,
+             vector: jax.Array, at_farkle: jax.Array, at_bank: jax.Array, *,
+             row, sloped: bool, interpret: bool,
+             tuning: Tuning | None = None) -> tuple[jax.Array, jax.Array]:
+  """`chunk_row` with each of the row's D distinct targets read once per
+  tile and held on chip while the score sets take their best: D row reads
+  a tile instead of one per option (102 against 1,368 for `facebook`), at
+  the cost of a program that names every set (`row`, a constant).
+
+  Args:
+    source: [D] int32 the ring row of each distinct target at this step;
+    row: the `bellman.RowPlan` (its gains, sets and weights);
+    the others as for `chunk_row`.
+  """
+  tuning = tuning or TUNING
+  kernel = functools.partial(_held_kernel, row=row, tile=tuning.tile,
+                             sloped=sloped)
+  anywhere = pl.BlockSpec(memory_space=pl.ANY)
+  params = {} if interpret else {"compiler_params": _triton_params(tuning)}
+  return pl.pallas_call(
+      kernel, grid=(margin.shape[0] // tuning.tile,),
+      out_shape=(jax.ShapeDtypeStruct(ring.shape, ring.dtype),
+                 jax.ShapeDtypeStruct(tangent.shape, tangent.dtype)),
+      in_specs=[anywhere] * 9, out_specs=(anywhere, anywhere),
+      input_output_aliases={7: 0, 8: 1}, interpret=interpret,
+      name="wave_held_row", **params)(
+          where, source, farkle_prob, margin, vector, at_farkle, at_bank,
+          ring, tangent)
 
 
 def _triton_params(tuning: Tuning):

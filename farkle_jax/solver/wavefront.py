@@ -307,6 +307,14 @@ def _write_row(c: _Columns, tau, m, first, margin, reads, tables: WaveTables,
   source = ((tau - gains) % rows) * N_DICE + np.asarray(row.dice)   # [D]
   cur, at = m % 2, (tau % rows) * N_DICE
   options = option_table(row)
+  interpret = plan.kernel == "interpret"
+  if plan.kernel != "xla" and wave_kernel.TUNING.held:
+    return wave_kernel.held_row(
+        c.ring, c.tangent, jnp.stack(_at(cur, at, first)),
+        source.astype(jnp.int32), tables.farkle_prob.astype(c.ring.dtype),
+        margin.astype(jnp.int32), c.vector,
+        *(r.astype(jnp.int32) for r in reads), row=row, sloped=sloped,
+        interpret=interpret)
   if plan.kernel != "xla":
     # Each option's ring row and gain, ready: the kernel reads one table
     # entry before an option's row, not two in a chain.
@@ -317,7 +325,7 @@ def _write_row(c: _Columns, tau, m, first, margin, reads, tables: WaveTables,
         jnp.asarray(options.weight, c.ring.dtype),
         tables.farkle_prob.astype(c.ring.dtype), margin.astype(jnp.int32),
         c.vector, *(r.astype(jnp.int32) for r in reads), sloped=sloped,
-        interpret=plan.kernel == "interpret")
+        interpret=interpret)
   x_farkle = 1 - c.vector[reads[0]]
   bank = jnp.where(reads[1] >= 0, 1 - c.vector[jnp.maximum(reads[1], 0)],
                    -jnp.inf)
