@@ -36,8 +36,8 @@ import farkle_jax  # noqa: F401  (float64)
 from farkle_jax.apps import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import configuration, methods, wave_kernel, \
-    wave_schedule
+from farkle_jax.solver import (configuration, methods, wave_kernel,
+                               wave_row, wave_schedule)
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/facebook.py",
                                           "The solve's config.")
@@ -62,11 +62,14 @@ def parse(spec: str) -> tuple[str, int, wave_kernel.Tuning]:
     raise app.UsageError(f"--variants: {spec!r} is not "
                          "kernel:chunks[:tile:unroll:warps:stages[:held]]")
   numbers = [int(p) for p in parts[1:]]
+  if min(numbers[:5]) < 1:
+    raise app.UsageError(f"--variants: {spec!r}: chunks, tile, unroll, "
+                         "warps and stages are at least 1")
   tuning = wave_kernel.Tuning(*numbers[1:5], *map(bool, numbers[5:])) \
       if len(numbers) > 1 else wave_kernel.Tuning()
-  if tuning.tile > wave_kernel.T or wave_kernel.T % tuning.tile:
+  if wave_row.TILE % tuning.tile:
     raise app.UsageError(f"--variants: tile {tuning.tile} must divide "
-                         f"{wave_kernel.T}")
+                         f"{wave_row.TILE} (the chunks' granule)")
   return parts[0], numbers[0], tuning
 
 
@@ -138,9 +141,7 @@ def print_profile(spec: str, folder: str, top: int = 12) -> None:
 
 def _chunk_of(layout) -> int:
   """C, the columns of a chunk (as `wavefront.build` cuts them)."""
-  finish, start = wave_schedule.finish_steps(layout)
-  return wave_schedule.chunk_columns(
-      wave_schedule.live_keys(start, finish), wave_kernel.T)
+  return wave_schedule.layout_chunk(layout, wave_row.TILE)[0]
 
 
 def main(argv):

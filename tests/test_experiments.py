@@ -239,12 +239,16 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   assert by["ordered-newton"]["sweeps"] < by["ordered-plain"]["sweeps"]
   assert (by["wavefront"]["dependent_steps_per_sweep"] * 10
           < by["ordered-plain"]["dependent_steps_per_sweep"])
-  # The wavefront's Newton step: each refresh two evaluations of every
-  # state, and its bytes and steps in the projection.
-  step = by["wavefront-newton"]
-  assert step["refreshes"] >= 1 and "refreshes" not in by["wavefront"]
+  assert "refreshes" not in by["wavefront"]
+  _check_refreshes(by["wavefront-newton"], record["model_states"])
+
+
+def _check_refreshes(step: dict, states: int) -> None:
+  """The wavefront's Newton step: each refresh two evaluations of every
+  state, and its bytes and steps in the projection."""
+  assert step["refreshes"] >= 1
   assert step["state_updates"] == pytest.approx(
-      (step["sweeps"] + 2 * step["refreshes"]) * record["model_states"])
+      (step["sweeps"] + 2 * step["refreshes"]) * states)
   per_sweep = (step["gathered_bytes_per_sweep"]
                + step["written_bytes_per_sweep"]) / 3.35e12 + step[
                    "dependent_steps_per_sweep"] * 8e-6

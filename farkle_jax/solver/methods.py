@@ -251,10 +251,11 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
 
 
 # The fused kernel runs one program per tile of a chunk's columns; with
-# fewer than two per multiprocessor (132 on an H100 or H200) it leaves the
-# GPU idle and loses to XLA's step. On one H200: 50 programs (default.py)
-# 2.4x slower than XLA's step, 475 (facebook) 4% faster (BENCHMARKS.md,
-# "The fused step on a GPU").
+# few of them it leaves the GPU idle and loses to XLA's step. On one H200
+# (132 multiprocessors, as an H100): 50 programs (default.py) 2.4x slower
+# than XLA's step, 475 (facebook) 4% faster (BENCHMARKS.md, "The published
+# model on an H200"). Two per multiprocessor of those cards, between the
+# two measured.
 MIN_PROGRAMS = 264
 
 

@@ -17,9 +17,9 @@ power of two as Triton's blocks must be); on a CPU (tests, or
 interpreter. The sums run over the sets in order, compensated, where
 XLA's dot picks its own order: the two agree to XLA's rounding (1.2e-15
 seen on a CPU, 2.1e-15 on a GPU). Measured on one H200, a `facebook` sweep
-takes 0.41 s with it and 0.43 s with XLA's step, however it is cut
-(`experiments/kernel_tuning.py`): a program's reads of its 102 rows,
-1,368 of them one after another, bound it, not the bytes. `held_row`
+takes 0.38-0.49 s with it however it is cut, and 0.43 s with XLA's step
+(`experiments/kernel_tuning.py`), far from its bytes' 0.03 s: likely bound
+by a program's reads of its 102 rows, 1,368 of them one after another. `held_row`
 reads each row once per tile and keeps it on chip, its sets constants of
 its program (`Tuning.held`; compiles for an H100 in about 40 s; not yet
 run on a GPU, so not the default).
@@ -38,8 +38,8 @@ from jax.experimental import pallas as pl
 from farkle_jax.game.layout import N_DICE
 
 class Tuning(NamedTuple):
-  """How the kernel is cut for Triton (measured on one H200:
-  BENCHMARKS.md, "The fused step on a GPU")."""
+  """How the kernel is cut for Triton (measured on one H200: BENCHMARKS.md,
+  "The published model on an H200 ...; the fused step measured")."""
   tile: int = 128    # T, columns of one program (a power of two)
   unroll: int = 1    # score sets a loop iteration reads at once
   warps: int = 4     # Triton's num_warps
@@ -48,7 +48,7 @@ class Tuning(NamedTuple):
 
 
 TUNING = Tuning()
-T = TUNING.tile   # the move kernel's programs, and the chunks' granule
+T = TUNING.tile   # columns of one program of the move kernel
 
 
 def _kahan(acc: tuple[jax.Array, jax.Array], term: jax.Array
@@ -87,7 +87,7 @@ def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
   # rows written are not rows read at this step.
   T, U = tuning.tile, tuning.unroll
   i = pl.program_id(0)
-  cur, at, first = where_ref[0], where_ref[1], where_ref[2]
+  cur, first = where_ref[0], where_ref[2]
   mine = pl.ds(i * T, T)                 # this tile of the chunk's vectors
   cols = pl.ds(first + i * T, T)         # and of the ring
   margin = margin_ref[mine]
@@ -115,18 +115,50 @@ def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
   totals, tangents = jax.lax.fori_loop(
       0, source_ref.shape[0] // U, some_sets,
       (tuple(zip(zeros(dtype), zeros(dtype))), zeros(slope_dtype)))
-  totals = [total for total, _ in totals]
+  _write_rows([total for total, _ in totals], tangents, mine, cols,
+              where_ref, prob_ref, vector_ref, farkle_ref, bank_ref,
+              ring_out, tangent_out, sloped)
+
+
+def _write_rows(totals, tangents, mine, cols, where_ref, prob_ref,
+                vector_ref, farkle_ref, bank_ref, ring_out, tangent_out,
+                sloped: bool) -> None:
+  """A tile's six new rows from its six sums: the farkle's share added,
+  the better of that and banking written (and the slopes, if `sloped`)."""
+  cur, at = where_ref[0], where_ref[1]
+  dtype, slope_dtype = ring_out.dtype, tangent_out.dtype
   x_farkle = 1 - vector_ref[farkle_ref[mine]]
   at_bank = bank_ref[mine]
   bank = jnp.where(at_bank >= 0, 1 - vector_ref[jnp.maximum(at_bank, 0)],
-                   jnp.full((T,), -jnp.inf, dtype))
+                   jnp.full(x_farkle.shape, -jnp.inf, dtype))
   for n in range(N_DICE):
     value = totals[n] + prob_ref[n] * x_farkle
     ring_out[cur, at + n, cols] = jnp.maximum(value, bank)
     if sloped:   # banking wins ties: its slope is 0
       slope = tangents[n] + prob_ref[n].astype(slope_dtype)
       tangent_out[cur, at + n, cols] = jnp.where(
-          bank >= value, jnp.zeros((T,), slope_dtype), slope)
+          bank >= value, jnp.zeros(x_farkle.shape, slope_dtype), slope)
+
+
+def _launch(kernel, name: str, tuning: Tuning, interpret: bool, *inputs
+            ) -> tuple[jax.Array, jax.Array]:
+  """`kernel` over the chunk's tiles; the last two inputs (the ring and
+  its slopes) are updated in place; the fourth from last (where a farkle
+  reads) has one entry per column of the chunk."""
+  columns = inputs[-4].shape[0]
+  if columns % tuning.tile:
+    raise ValueError(f"a chunk of {columns} columns in tiles of "
+                     f"{tuning.tile}: they must divide it")
+  ring, tangent = inputs[-2:]
+  anywhere = pl.BlockSpec(memory_space=pl.ANY)
+  params = {} if interpret else {"compiler_params": _triton_params(tuning)}
+  return pl.pallas_call(
+      kernel, grid=(columns // tuning.tile,),
+      out_shape=(jax.ShapeDtypeStruct(ring.shape, ring.dtype),
+                 jax.ShapeDtypeStruct(tangent.shape, tangent.dtype)),
+      in_specs=[anywhere] * len(inputs), out_specs=(anywhere, anywhere),
+      input_output_aliases={len(inputs) - 2: 0, len(inputs) - 1: 1},
+      interpret=interpret, name=name, **params)(*inputs)
 
 
 def _padded_sets(source, gain, weight, unroll: int):
@@ -171,17 +203,9 @@ def chunk_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
   source, gain, weight = _padded_sets(source, gain, weight, tuning.unroll)
   kernel = functools.partial(_kernel, tuning=tuning,
                              options=source.shape[1], sloped=sloped)
-  anywhere = pl.BlockSpec(memory_space=pl.ANY)
-  params = {} if interpret else {"compiler_params": _triton_params(tuning)}
-  return pl.pallas_call(
-      kernel, grid=(margin.shape[0] // tuning.tile,),
-      out_shape=(jax.ShapeDtypeStruct(ring.shape, ring.dtype),
-                 jax.ShapeDtypeStruct(tangent.shape, tangent.dtype)),
-      in_specs=[anywhere] * 11, out_specs=(anywhere, anywhere),
-      input_output_aliases={9: 0, 10: 1}, interpret=interpret,
-      name="wave_chunk_row", **params)(
-          where, source, gain, weight, farkle_prob, margin, vector,
-          at_farkle, at_bank, ring, tangent)
+  return _launch(kernel, "wave_chunk_row", tuning, interpret, where,
+                 source, gain, weight, farkle_prob, margin, vector,
+                 at_farkle, at_bank, ring, tangent)
 
 
 def _held_kernel(where_ref, source_ref, prob_ref, margin_ref, vector_ref,
@@ -191,7 +215,7 @@ def _held_kernel(where_ref, source_ref, prob_ref, margin_ref, vector_ref,
   use, and every score set's best taken from those (the sets, options and
   weights are constants of the program)."""
   i = pl.program_id(0)
-  cur, at, first = where_ref[0], where_ref[1], where_ref[2]
+  cur, first = where_ref[0], where_ref[2]
   mine, cols = pl.ds(i * tile, tile), pl.ds(first + i * tile, tile)
   margin = margin_ref[mine]
   dtype, slope_dtype = ring_ref.dtype, tangent_ref.dtype
@@ -222,17 +246,9 @@ def _held_kernel(where_ref, source_ref, prob_ref, margin_ref, vector_ref,
       totals[n] = _kahan(totals[n], p * best)
       if sloped:
         tangents[n] = tangents[n] + np.float32(p) * tan
-  x_farkle = 1 - vector_ref[farkle_ref[mine]]
-  at_bank = bank_ref[mine]
-  bank = jnp.where(at_bank >= 0, 1 - vector_ref[jnp.maximum(at_bank, 0)],
-                   jnp.full((tile,), -jnp.inf, dtype))
-  for n in range(N_DICE):
-    value = totals[n][0] + prob_ref[n] * x_farkle
-    ring_out[cur, at + n, cols] = jnp.maximum(value, bank)
-    if sloped:   # banking wins ties: its slope is 0
-      slope = tangents[n] + prob_ref[n].astype(slope_dtype)
-      tangent_out[cur, at + n, cols] = jnp.where(
-          bank >= value, zeros(slope_dtype), slope)
+  _write_rows([total for total, _ in totals], tangents, mine, cols,
+              where_ref, prob_ref, vector_ref, farkle_ref, bank_ref,
+              ring_out, tangent_out, sloped)
 
 
 def held_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
@@ -253,17 +269,9 @@ def held_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
   tuning = tuning or TUNING
   kernel = functools.partial(_held_kernel, row=row, tile=tuning.tile,
                              sloped=sloped)
-  anywhere = pl.BlockSpec(memory_space=pl.ANY)
-  params = {} if interpret else {"compiler_params": _triton_params(tuning)}
-  return pl.pallas_call(
-      kernel, grid=(margin.shape[0] // tuning.tile,),
-      out_shape=(jax.ShapeDtypeStruct(ring.shape, ring.dtype),
-                 jax.ShapeDtypeStruct(tangent.shape, tangent.dtype)),
-      in_specs=[anywhere] * 9, out_specs=(anywhere, anywhere),
-      input_output_aliases={7: 0, 8: 1}, interpret=interpret,
-      name="wave_held_row", **params)(
-          where, source, farkle_prob, margin, vector, at_farkle, at_bank,
-          ring, tangent)
+  return _launch(kernel, "wave_held_row", tuning, interpret, where, source,
+                 farkle_prob, margin, vector, at_farkle, at_bank, ring,
+                 tangent)
 
 
 def _triton_params(tuning: Tuning):
