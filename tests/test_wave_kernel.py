@@ -93,8 +93,9 @@ def test_a_chunk_row_is_xla_step_to_rounding(monkeypatch, name, cut):
 
 
 def test_sets_read_together_sum_as_one_at_a_time(monkeypatch):
-  """Unrolled by 5 (167 sets: 3 added with weight 0), the kernel adds the
-  same terms in the same order: the same bits."""
+  """Five sets at a time (each group of sets of one option count ending
+  in a shorter remainder), the kernel adds the same terms in the same
+  order: the same bits."""
   layout, tables, plan = _built("minimal")
   m = len(plan.widths) // 2
   tau = (plan.bounds[m] + plan.bounds[m + 1]) // 2

@@ -81,8 +81,10 @@ def _best(ring_ref, tangent_ref, source_ref, gain_ref, cur, cols, margin,
 def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
             margin_ref, vector_ref, farkle_ref, bank_ref, ring_ref,
             tangent_ref, ring_out, tangent_out, *, tuning: Tuning,
-            options: int, sloped: bool):
-  """One tile of T columns (`chunk_row`'s arguments, as refs)."""
+            spans: tuple, sloped: bool):
+  """One tile of T columns (`chunk_row`'s arguments, as refs); `spans`:
+  `OptionTable.spans`, each group of sets read for its own number of
+  options only."""
   # ring_out and tangent_out are ring_ref and tangent_ref (aliased): the
   # rows written are not rows read at this step.
   T, U = tuning.tile, tuning.unroll
@@ -93,18 +95,19 @@ def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
   margin = margin_ref[mine]
   dtype, slope_dtype = ring_ref.dtype, tangent_ref.dtype
 
-  def some_sets(g, sums):
+  def some_sets(first_set, count, options, sums):
     totals, tangents = sums
-    # U sets at once: their reads are independent, so they are in flight
-    # together instead of one set's latency after another's.
+    # Several sets at once: their reads are independent, so they are in
+    # flight together instead of one set's latency after another's.
     bests = [_best(ring_ref, tangent_ref, source_ref, gain_ref, cur, cols,
-                   margin, g * U + u, options, sloped) for u in range(U)]
+                   margin, first_set + u, options, sloped)
+             for u in range(count)]
     for u, (best, tan) in enumerate(bests):
       # Six running sums, one per dice count (vectors of T: Triton keeps
       # them in registers, and slices of a 2-D block it would not lower),
       # compensated (Kahan): the sum is then exact to about an ulp,
       # whatever order XLA's product takes its terms in.
-      w = [weight_ref[n, g * U + u] for n in range(N_DICE)]
+      w = [weight_ref[n, first_set + u] for n in range(N_DICE)]
       totals = tuple(_kahan(x, w[n] * best) for n, x in enumerate(totals))
       if sloped:
         tangents = tuple(x + w[n].astype(slope_dtype) * tan
@@ -112,9 +115,15 @@ def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
     return totals, tangents
 
   zeros = lambda dt: tuple(jnp.zeros((T,), dt) for _ in range(N_DICE))
-  totals, tangents = jax.lax.fori_loop(
-      0, source_ref.shape[0] // U, some_sets,
-      (tuple(zip(zeros(dtype), zeros(dtype))), zeros(slope_dtype)))
+  sums = (tuple(zip(zeros(dtype), zeros(dtype))), zeros(slope_dtype))
+  for options, lo, hi in spans:   # the sets in order, U at a time
+    sums = jax.lax.fori_loop(
+        0, (hi - lo) // U,
+        lambda g, sums, lo=lo, j=options: some_sets(lo + g * U, U, j, sums),
+        sums)
+    if (hi - lo) % U:
+      sums = some_sets(hi - (hi - lo) % U, (hi - lo) % U, options, sums)
+  totals, tangents = sums
   _write_rows([total for total, _ in totals], tangents, mine, cols,
               where_ref, prob_ref, vector_ref, farkle_ref, bank_ref,
               ring_out, tangent_out, sloped)
@@ -161,23 +170,11 @@ def _launch(kernel, name: str, tuning: Tuning, interpret: bool, *inputs
       interpret=interpret, name=name, **params)(*inputs)
 
 
-def _padded_sets(source, gain, weight, unroll: int):
-  """The option tables with sets added up to a multiple of `unroll`: each
-  a copy of the first set with weight 0, which leaves the sums as they
-  are."""
-  extra = -source.shape[0] % unroll
-  if not extra:
-    return source, gain, weight
-  again = lambda x: jnp.concatenate(
-      [x, jnp.broadcast_to(x[:1], (extra,) + x.shape[1:])])
-  return again(source), again(gain), jnp.pad(weight, ((0, 0), (0, extra)))
-
-
 def chunk_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
               source: jax.Array, gain: jax.Array, weight: jax.Array,
               farkle_prob: jax.Array, margin: jax.Array, vector: jax.Array,
-              at_farkle: jax.Array, at_bank: jax.Array, *, sloped: bool,
-              interpret: bool, tuning: Tuning | None = None
+              at_farkle: jax.Array, at_bank: jax.Array, *, spans: tuple,
+              sloped: bool, interpret: bool, tuning: Tuning | None = None
               ) -> tuple[jax.Array, jax.Array]:
   """The rings with the six new rows of a chunk of C columns written.
 
@@ -188,7 +185,8 @@ def chunk_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
     source: [S, J] int32 ring row of each score set's options at this
       step; gain: [S, J] int32 their gains (`OptionTable.index` of the
       row's targets); weight: [6, S] (`OptionTable.weight`);
-      farkle_prob: [6].
+      farkle_prob: [6]; spans: `OptionTable.spans` (only a set's own
+      options are read, not the padding).
     margin: [C] int32 gains past it win; vector: [V] padded start values;
       at_farkle: [C] int32 where a farkle reads it (1 - that value); at_bank:
       [C] int32 where banking does (-1: banking is not allowed).
@@ -200,9 +198,8 @@ def chunk_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
     (ring, tangent) updated in place.
   """
   tuning = tuning or TUNING
-  source, gain, weight = _padded_sets(source, gain, weight, tuning.unroll)
-  kernel = functools.partial(_kernel, tuning=tuning,
-                             options=source.shape[1], sloped=sloped)
+  kernel = functools.partial(_kernel, tuning=tuning, spans=spans,
+                             sloped=sloped)
   return _launch(kernel, "wave_chunk_row", tuning, interpret, where,
                  source, gain, weight, farkle_prob, margin, vector,
                  at_farkle, at_bank, ring, tangent)

@@ -324,8 +324,8 @@ def _write_row(c: _Columns, tau, m, first, margin, reads, tables: WaveTables,
         jnp.asarray(gains[options.index], jnp.int32),
         jnp.asarray(options.weight, c.ring.dtype),
         tables.farkle_prob.astype(c.ring.dtype), margin.astype(jnp.int32),
-        c.vector, *(r.astype(jnp.int32) for r in reads), sloped=sloped,
-        interpret=interpret)
+        c.vector, *(r.astype(jnp.int32) for r in reads),
+        spans=options.spans, sloped=sloped, interpret=interpret)
   x_farkle = 1 - c.vector[reads[0]]
   bank = jnp.where(reads[1] >= 0, 1 - c.vector[jnp.maximum(reads[1], 0)],
                    -jnp.inf)
