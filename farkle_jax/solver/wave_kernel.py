@@ -19,10 +19,12 @@ XLA's dot picks its own order: the two agree to XLA's rounding (1.2e-15
 seen on a CPU, 2.1e-15 on a GPU). Measured on one H200, a `facebook` sweep
 takes 0.38-0.49 s with it however it is cut, and 0.43 s with XLA's step
 (`experiments/kernel_tuning.py`), far from its bytes' 0.03 s: likely bound
-by a program's reads of its 102 rows, 1,368 of them one after another. `held_row`
-reads each row once per tile and keeps it on chip, its sets constants of
-its program (`Tuning.held`; compiles for an H100 in about 40 s; not yet
-run on a GPU, so not the default).
+by a program's reads of its 102 rows, then 1,368 of them one after
+another. It now reads each set's own options only (823; the sets in
+groups by option count, `OptionTable.spans`), not yet timed on a GPU.
+`held_row` reads each row once per tile and keeps it on chip, its sets
+constants of its program (`Tuning.held`; compiles for an H100 in about
+40 s; not yet run on a GPU, so not the default).
 """
 
 from __future__ import annotations
