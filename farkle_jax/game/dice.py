@@ -9,11 +9,11 @@ dice of both Kingdom Come: Deliverance games, each with its sources), e.g.
 head, in place of its 1): a joker in any combination (`scoring`), so such a
 die is a kind of its own even where its chances are another's. Dice with
 the same chances (and wild face) are interchangeable, so a hand is a few
-*kinds* of dice with a count each, and what a turn needs to know of the dice still to roll is how
-many of each kind are left: a *dice state*. Six dice alike have the six
-states n = 1..6; a lucky die among five fair ones has 2 * 6 - 1 = 11; six
-different dice have 63. States are numbered 1..S, the whole hand last, so
-that for dice alike state n is n dice.
+*kinds* of dice with a count each, and what a turn needs to know of the
+dice still to roll is how many of each kind are left: a *dice state*. Six
+dice alike have the six states n = 1..6; a lucky die among five fair ones
+has 2 * 6 - 1 = 11; six different dice have 63. States are numbered
+1..S, the whole hand last, so that for dice alike state n is n dice.
 
 Face chances are exact fractions: a decimal such as 0.26 is read as 13/50,
 and each die's six chances are scaled to sum to exactly 1.
@@ -133,11 +133,16 @@ class Kinds(NamedTuple):
   wild: tuple[int, ...]                      # [K] its wild face (0: none)
 
 
+def _faces_of_dice(spec: tuple) -> tuple:
+  """[6] (face chances, wild face) of each die: what makes dice a kind."""
+  return tuple(zip(per_die(spec), wild_faces(spec)))
+
+
 @functools.lru_cache(maxsize=None)
 def kinds(spec: tuple) -> Kinds:
   """Groups the dice of a hand by their chances and wild face, in order of
   first die."""
-  dice = tuple(zip(per_die(spec), wild_faces(spec)))
+  dice = _faces_of_dice(spec)
   order = list(dict.fromkeys(dice))
   return Kinds(chances=tuple(c for c, _ in order),
                counts=tuple(dice.count(c) for c in order),
@@ -180,7 +185,7 @@ def legend(spec: tuple) -> str:
   k = kinds(spec)
   if len(k.counts) == 1 and not k.wild[0]:
     return "six dice alike, " + _odds(k.chances[0]) + "; n = dice left"
-  dice = tuple(zip(per_die(spec), wild_faces(spec)))
+  dice = _faces_of_dice(spec)
   parts = []
   for i, ch in enumerate(k.chances):
     which = [j + 1 for j, d in enumerate(dice) if d == (ch, k.wild[i])]

@@ -28,7 +28,7 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, ordered, placement, value_iteration
 from farkle_jax.solver import (wave_counts, wave_kernel, wave_newton,
-                               wave_row, wave_schedule, wavefront)
+                               wavefront)
 from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.sweep_counts import SweepCounts
 
@@ -201,10 +201,10 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
   roll_arrays = bellman.roll_arrays(roll, jnp.dtype(settings.dtype))
   mesh = placement.make_mesh()
   relative = settings.norm == "relative"
-  columns, _ = wave_schedule.layout_chunk(layout, wave_row.TILE * mesh.size)
-  tables, plan = wavefront.build(layout, roll_arrays, relative, mesh.size,
-                                 kernel=wave_kernel_for(settings.kernel,
-                                                        mesh.size, columns))
+  tables, plan = wavefront.build(layout, roll_arrays, relative, mesh.size)
+  # The kernel for the chunks the plan cut (the plan only carries it).
+  plan = plan._replace(kernel=wave_kernel_for(settings.kernel, mesh.size,
+                                              plan.chunk))
   steps = jnp.asarray(plan.steps, jnp.int64)
 
   def sweep(state, tables):

@@ -39,6 +39,7 @@ from jax.experimental import pallas as pl
 
 from farkle_jax.game.layout import N_DICE
 
+
 class Tuning(NamedTuple):
   """How the kernel is cut for Triton (measured on one H200: BENCHMARKS.md,
   "The published model on an H200 ...; the fused step measured")."""
@@ -50,7 +51,7 @@ class Tuning(NamedTuple):
 
 
 TUNING = Tuning()
-T = TUNING.tile   # columns of one program of the move kernel
+MOVE_TILE = 128   # columns of one program of the move kernel
 
 
 def _kahan(acc: tuple[jax.Array, jax.Array], term: jax.Array
@@ -62,22 +63,34 @@ def _kahan(acc: tuple[jax.Array, jax.Array], term: jax.Array
   return t, (t - total) - y
 
 
-def _best(ring_ref, tangent_ref, source_ref, gain_ref, cur, cols, margin,
-          s, options: int, sloped: bool):
-  """Set s's best option over T columns and the slope of its first best."""
-  dtype, slope_dtype, width = ring_ref.dtype, tangent_ref.dtype, margin.shape
-  best = jnp.full(width, -jnp.inf, dtype)
-  tan = jnp.zeros(width, slope_dtype)
-  for j in range(options):   # J, a handful: unrolled
-    won = gain_ref[s, j] > margin          # past the key's last row: a win
-    row = source_ref[s, j]
-    value = jnp.where(won, jnp.ones(width, dtype), ring_ref[cur, row, cols])
-    if sloped:   # the first best option's slope: only a larger value
-      slope = jnp.where(won, jnp.zeros(width, slope_dtype),
-                        tangent_ref[cur, row, cols])
+def _target(ring_ref, tangent_ref, cur, row, cols, won, sloped: bool):
+  """(values, slopes or None) of a target's ring row over a tile's columns;
+  where `won` (a gain past the key's last row) 1 and slope 0."""
+  value = jnp.where(won, jnp.ones(won.shape, ring_ref.dtype),
+                    ring_ref[cur, row, cols])
+  if not sloped:
+    return value, None
+  return value, jnp.where(won, jnp.zeros(won.shape, tangent_ref.dtype),
+                          tangent_ref[cur, row, cols])
+
+
+def _first_best(targets) -> tuple:
+  """The best of a set's options (values, slopes) and the slope of the
+  first best: a later option's slope only for a larger value."""
+  best, tan = targets[0]
+  for value, slope in targets[1:]:
+    if tan is not None:
       tan = jnp.where(value > best, slope, tan)
     best = jnp.maximum(best, value)
   return best, tan
+
+
+def _best(ring_ref, tangent_ref, source_ref, gain_ref, cur, cols, margin,
+          s, options: int, sloped: bool):
+  """Set s's best option over T columns and the slope of its first best."""
+  return _first_best([   # J, a handful: unrolled
+      _target(ring_ref, tangent_ref, cur, source_ref[s, j], cols,
+              gain_ref[s, j] > margin, sloped) for j in range(options)])
 
 
 def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
@@ -223,12 +236,8 @@ def _held_kernel(where_ref, source_ref, prob_ref, margin_ref, vector_ref,
 
   def read(d):
     if d not in held:
-      won = margin < row.gains[d]          # past the key's last row: a win
-      r = source_ref[d]
-      held[d] = (jnp.where(won, jnp.ones((tile,), dtype),
-                           ring_ref[cur, r, cols]),
-                 jnp.where(won, zeros(slope_dtype),
-                           tangent_ref[cur, r, cols]) if sloped else None)
+      held[d] = _target(ring_ref, tangent_ref, cur, source_ref[d], cols,
+                        margin < row.gains[d], sloped)
     return held[d]
 
   totals = [(zeros(dtype), zeros(dtype)) for _ in range(N_DICE)]
@@ -236,12 +245,7 @@ def _held_kernel(where_ref, source_ref, prob_ref, margin_ref, vector_ref,
   for n in range(N_DICE):
     sets = [options for group in row.sets[n] for options in group]
     for options, p in zip(sets, row.weights[n]):
-      best, tan = read(options[0])
-      for d in options[1:]:
-        value, slope = read(d)
-        if sloped:   # the first best option's slope: only a larger value
-          tan = jnp.where(value > best, slope, tan)
-        best = jnp.maximum(best, value)
+      best, tan = _first_best([read(d) for d in options])
       totals[n] = _kahan(totals[n], p * best)
       if sloped:
         tangents[n] = tangents[n] + np.float32(p) * tan
@@ -257,7 +261,7 @@ def held_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
              tuning: Tuning | None = None) -> tuple[jax.Array, jax.Array]:
   """`chunk_row` with each of the row's D distinct targets read once per
   tile and held on chip while the score sets take their best: D row reads
-  a tile instead of one per option (102 against 1,368 for `facebook`), at
+  a tile instead of one per option (102 against 823 for `facebook`), at
   the cost of a program that names every set (`row`, a constant).
 
   Args:
@@ -280,11 +284,11 @@ def _triton_params(tuning: Tuning):
 
 
 def _move_kernel(where_ref, carry_ref, ring_ref, ring_out):
-  """One tile: every ring row of T columns, from the other ring."""
+  """One tile: every ring row of MOVE_TILE columns, from the other ring."""
   i = pl.program_id(0)
   dst, src, first = where_ref[0], where_ref[1], where_ref[2]
-  carry = carry_ref[pl.ds(i * T, T)]
-  cols = pl.ds(first + i * T, T)
+  carry = carry_ref[pl.ds(i * MOVE_TILE, MOVE_TILE)]
+  cols = pl.ds(first + i * MOVE_TILE, MOVE_TILE)
 
   def row(r, _):
     ring_out[dst, r, cols] = ring_ref[src, r, carry]
@@ -305,7 +309,7 @@ def move_columns(ring: jax.Array, where: jax.Array, carry: jax.Array, *,
   anywhere = pl.BlockSpec(memory_space=pl.ANY)
   params = {} if interpret else {"compiler_params": _triton_params(Tuning())}
   return pl.pallas_call(
-      _move_kernel, grid=(carry.shape[0] // T,),
+      _move_kernel, grid=(carry.shape[0] // MOVE_TILE,),
       out_shape=jax.ShapeDtypeStruct(ring.shape, ring.dtype),
       in_specs=[anywhere] * 3, out_specs=anywhere,
       input_output_aliases={2: 0}, interpret=interpret,
