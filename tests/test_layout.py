@@ -101,3 +101,18 @@ def test_terminal_rows_are_beyond_t_max():
   w0 = layout.start_values(values)
   c, j = divmod(123, layout.chunk_keys)
   assert w0.reshape(-1)[123] == values[c, 0, N_DICE - 1, j]
+
+
+def test_a_raised_key_is_the_nearest_key_of_its_sum():
+  """`raised_key`: of the keys of the given score sum with the same farkle
+  counts and neither score lower, the one whose second score is highest
+  (enumerated)."""
+  layout = StateLayout(rules_lib.facebook(floor=-500, goal=1000))
+  B, D, F, E = layout.key_shape
+  rng = np.random.default_rng(0)
+  for b, d, f, e in rng.integers(0, [B, D, F, E], size=(200, 4)):
+    for total in range(b + d + 1, B + D - 1):
+      found = layout.raised_key(layout.padded_index(b, d, f, e), total)
+      best = max(((b2, total - b2) for b2 in range(b, B)
+                  if d <= total - b2 < D), key=lambda k: k[1])
+      assert found == layout.padded_index(*best, f, e)

@@ -8,9 +8,9 @@ import reference
 from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE, StateLayout
-from farkle_jax.solver import (bellman, wave_counts, wave_row, wave_schedule,
-                               wavefront)
-from test_ordered import GAMES, _solve, baseline
+from farkle_jax.solver import (bellman, methods, wave_counts, wave_row,
+                               wave_schedule, wavefront)
+from test_ordered import GAMES, _solve, baseline, settings
 
 
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
@@ -194,19 +194,58 @@ def test_far_fewer_dependent_steps_than_the_ordered_method():
 
 
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
-def test_first_sweep_guesses_are_keys_solved_before_the_turn_ends(name):
-  layout, _, tab = _built(GAMES[name])
+def test_first_sweep_guesses_are_keys_solved_before_each_row(name):
+  """A run's first sweep reads each penalty farkle, at every row of the
+  turn, at a key solved before that row runs: of the target's farkle
+  counts, neither score lower than the target's."""
+  layout, plan, tab = _built(GAMES[name])
   K = layout.num_keys
-  guess, finish = tab["guess"][:K], tab["finish"]
-  position = tab["position"][:K]
-  has = guess != layout.sink
+  stale, finish, solved = tab["stale"][:K], tab["finish"], tab["solved"]
+  position, farkle = tab["position"][:K], tab["farkle"][:K]
   if name == "minimal":   # no penalty: every farkle target finishes along
-    assert not has.any()
+    assert not stale.any()
     return
-  assert 0.2 < has.mean() < 0.5
-  key_at = {int(p): k for k, p in enumerate(position)}
-  guessed = np.array([key_at[int(g)] for g in guess[has]])
-  # The guess finishes before the key's last row; its own target does not.
-  assert np.all(finish[guessed] < finish[:K][has])
-  target = np.array([key_at[int(g)] for g in tab["farkle"][:K][has]])
-  assert np.all(finish[target] > finish[:K][has])
+  assert 0.2 < stale.mean() < 0.5
+  key_at = np.full(layout.padded_size, -1)
+  key_at[position] = np.arange(K)
+  # The stale reads are those of targets that finish later.
+  assert np.all(finish[key_at[farkle[stale]]] > finish[:K][stale])
+  t_max = tab["t_max"][:K]
+  fields = np.stack(layout.key_fields(), axis=1)
+  guessed = total = 0
+  for t in range(layout.num_rows):
+    keys = np.flatnonzero(stale & (t <= t_max))
+    tau = finish[keys] - t
+    has = solved[tau] >= 0
+    keys, tau = keys[has], tau[has]
+    guess = key_at[layout.raised_key(farkle[keys], solved[tau])]
+    target = key_at[farkle[keys]]
+    assert np.all(guess >= 0) and np.all(finish[guess] < tau)
+    assert np.all(fields[guess] >= fields[target])
+    np.testing.assert_array_equal(fields[guess, 2:], fields[target, 2:])
+    guessed, total = guessed + has.sum(), total + has.size
+  assert guessed >= 0.95 * total
+
+
+def test_first_sweep_guesses_start_closer_and_keep_the_fixed_point():
+  """The guesses change the start of the iteration, not its end: the first
+  sweep lands closer to the fixed point, and the iteration ends at the
+  same values in no more sweeps than from the initial values."""
+  rules = rules_lib.facebook(floor=-500, goal=1000)
+  built = methods.build(StateLayout(rules), roll_tables.build(rules),
+                        settings(method="wavefront", tol=1e-13))
+  ignored = built._replace(tables=built.tables._replace(
+      stale=np.zeros_like(built.tables.stale)))
+  first, last, sweeps = {}, {}, {}
+  for name, method in (("guessed", built), ("ignored", ignored)):
+    chunk = methods.compile_chunk(method, settings(tol=1e-13))
+    one = chunk.run(chunk.method.init(), float("inf"), 1)
+    first[name] = chunk.method.start_values(one.state)
+    run = chunk.run(one.state, one.residual, 200)
+    last[name], sweeps[name] = (chunk.method.start_values(run.state),
+                                1 + run.done)
+  np.testing.assert_allclose(last["guessed"], last["ignored"], rtol=0,
+                             atol=1e-12)
+  error = {k: np.abs(first[k] - last["ignored"]).max() for k in first}
+  assert error["guessed"] < 0.5 * error["ignored"]
+  assert sweeps["guessed"] <= sweeps["ignored"]

@@ -390,6 +390,16 @@ class StateLayout(ScoreUnits):
     F = self.num_farkle
     return ((b * self.padded_width + d) * F + f) * F + e
 
+  def raised_key(self, position, total, xp: ModuleType = np):
+    """Padded position of the key of index sum `total` nearest the key at
+    padded `position` (of a lower sum): its second score raised first, as
+    far as the last score, then its first; its farkle counts kept. For a
+    penalty farkle's target not solved yet, the nearest key that is."""
+    counts = self.num_farkle ** 2
+    lead = self.padded_width * counts
+    d = xp.minimum(self.num_scores - 1, total - position // lead)
+    return (total - d) * lead + d * counts + position % counts
+
   def bank_base(self, fields: Fields | None = None, xp: ModuleType = np):
     """Padded-vector position of banking t = 0 from each key; banking t
     reads `bank_position(bank_base, t)` (default: every padded key of

@@ -169,12 +169,11 @@ def first_guesses(layout: StateLayout, fields, slopes: bool) -> np.ndarray:
   b, d, f, e = fields
   B, D, _, _ = layout.key_shape
   bt, dt, ft, et = layout.farkle_fields(fields)
-  gap = (b + d) - (bt + dt) + layout.bank_min
-  up = np.clip(D - 1 - dt, 0, gap)
+  total = b + d + layout.bank_min
   lower = (bt + dt < b + d) | ((bt + dt == b + d) & (ft + et < f + e))
-  later = lower & (bt + gap - up < B) & (not slopes)
-  return np.where(later, layout.padded_index(
-      np.minimum(bt + gap - up, B - 1), dt + up, ft, et), layout.sink)
+  later = lower & (total - np.minimum(D - 1, total - bt) < B) & (not slopes)
+  return np.where(later, layout.raised_key(
+      layout.padded_index(bt, dt, ft, et), total), layout.sink)
 
 
 def _partners(pos, farkle, stage, sub, slot, dummy) -> np.ndarray:

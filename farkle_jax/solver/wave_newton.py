@@ -55,7 +55,9 @@ from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, newton, ordered
 from farkle_jax.solver.wave_schedule import finish_steps
 
-REFRESH_BELOW = 1.0   # first exits once a sweep's change is below this,
+REFRESH_BELOW = 0.1   # first exits once a sweep's change is below this
+                      # (at 1, after the first sweep's guesses, the policy
+                      # had not settled on `configs/default.py`),
 REFRESH_STALL = 0.5   # or falls by less than this factor
 REFRESH_SHRINK = 0.1  # exits again when a corrected sweep's change falls
                       # by less than this factor ...

@@ -54,6 +54,22 @@ def _finish_of_sum(layout: StateLayout, sums: np.ndarray) -> np.ndarray:
   return x + x // layout.bank_min
 
 
+def solved_sums(finish: np.ndarray, sums: np.ndarray, span: int
+                ) -> np.ndarray:
+  """[span] the lowest score sum whose keys have all finished before each
+  step (-1 before any has): a run's first sweep reads a penalty farkle's
+  target, not solved yet, at the key of that sum nearest it.
+
+  Args:
+    finish: [K] the step at which each key finishes; sums: [K] its b + d.
+  """
+  none = np.iinfo(np.int64).max
+  lowest = np.full(span + 1, none)
+  np.minimum.at(lowest, finish + 1, sums)
+  lowest = np.minimum.accumulate(lowest)[:span]
+  return np.where(lowest == none, -1, lowest)
+
+
 PAIRS_AT_ONCE = 2**20   # (b, d) pairs in a block of `most_live_keys`
 
 

@@ -56,12 +56,12 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE, StateLayout, turn_row
-from farkle_jax.solver import bellman, ordered, wave_kernel
+from farkle_jax.solver import bellman, wave_kernel
 from farkle_jax.solver.wave_row import (
     SLOPE_DTYPE, TILE, column_bytes, option_table, row_step)
 from farkle_jax.solver.wave_schedule import (
     chunk_columns, cut_segments, doubling_rounds, finish_steps,
-    finishing_groups, live_keys, segment_columns)
+    finishing_groups, live_keys, segment_columns, solved_sums)
 
 SEGMENTS = 16         # most segments a sweep's steps are cut into
 
@@ -85,9 +85,11 @@ class WaveTables(NamedTuple):
   t_max: jax.Array       # [K + 1] int32 highest non-terminal row of the key
   position: jax.Array    # [K + 1] int32 padded-vector position (pad: sink)
   farkle: jax.Array      # [K + 1] int32 padded position of the farkle target
-  guess: jax.Array       # [K + 1] int32 where a run's first sweep reads a
-                         #   penalty farkle instead (ordered.first_guesses;
-                         #   the sink: it reads the target)
+  stale: jax.Array       # [K + 1] bool the farkle target finishes after
+                         #   the key (a penalty farkle): a run's first
+                         #   sweep reads the nearest solved key instead
+  solved: jax.Array      # [N] int32 the lowest score sum finished before
+                         #   each step (-1: none; wave_schedule.solved_sums)
   bank_base: jax.Array   # [K + 1] int32 padded bank position at t = 0
   group_keys: jax.Array  # [N, G] int32 keys finishing at each step (pad: K)
   group_cols: jax.Array  # [N, G] int32 their columns in that step's segment
@@ -196,8 +198,8 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
       position=padded(layout.padded_index(*fields), sink),
       farkle=padded(layout.padded_index(*target), sink),
       # Not for a target that finishes with the key: its group solves it.
-      guess=padded(np.where(sloped, sink, ordered.first_guesses(
-          layout, fields, False)), sink),
+      stale=np.append(~sloped, False),
+      solved=_int32(solved_sums(finish, fields[0] + fields[1], span)),
       bank_base=padded(layout.bank_base(fields), sink),
       group_keys=_int32(group_keys), group_cols=_int32(group_cols),
       partner=_int32(partner), farkle_prob=roll.farkle_prob)
@@ -257,7 +259,8 @@ class _Columns(NamedTuple):
   tangent: jax.Array  # [2, R * 6, Ws] slopes of the first Ws columns
   pointer: jax.Array  # [W] int32 the current key's place in its column
   fresh: jax.Array    # [] bool the vector holds initial values (a run's
-                      #   first sweep reads its penalty farkles' guesses)
+                      #   first sweep reads its penalty farkles at solved
+                      #   keys)
 
 
 def _at(*index) -> tuple[jax.Array, ...]:
@@ -284,9 +287,13 @@ def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
   base = tables.bank_base[key]
   t_bank = jnp.clip(t, 0, layout.num_rows)
   # Where the farkle and the bank read the start values (-1: no bank).
-  guess = tables.guess[key]
-  reads = (jnp.where(c.fresh & (guess < layout.sink), guess,
-                     tables.farkle[key]),
+  # A run's first sweep reads a penalty farkle's target, which holds only
+  # the initial value, at the nearest key solved already (docs/model.md
+  # §4.3): the error of a guess of 0.5 would take a sweep per penalty to
+  # travel out.
+  farkle, total = tables.farkle[key], tables.solved[tau]
+  guessed = c.fresh & tables.stale[key] & (total >= 0)
+  reads = (jnp.where(guessed, layout.raised_key(farkle, total, jnp), farkle),
            jnp.where(t >= layout.bank_floor_at(base, jnp),
                      layout.bank_position(base, t_bank, jnp), -1))
   ring, tangent = _write_row(c, tau, m, first, margin, reads, tables, plan,
@@ -426,8 +433,8 @@ def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
       exchanges: each step's finishing keys read their columns' new rows,
       and the rings move between segments).
     fresh: [] bool, the vector holds initial values, not a previous
-      sweep's: the penalty farkles read keys solved earlier in the sweep
-      (`ordered.first_guesses`) where they are.
+      sweep's: the penalty farkles read the nearest keys solved earlier in
+      the sweep (`StateLayout.raised_key`).
 
   Returns:
     The new vector and the largest change of any start value (absolute or
