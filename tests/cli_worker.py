@@ -5,7 +5,8 @@ that send hundreds of them: each `python -m` would cost a JAX start-up).
     python tests/cli_worker.py farkle_jax.main --fork           # a child each
     python tests/cli_worker.py experiments/benchmark.py --fork  # a script
 
-Reads one JSON list of arguments a line and writes one JSON line:
+Reads one JSON list of arguments a line (or {"args": [...], "cwd": DIR}
+for a forked line run in DIR) and writes one JSON line:
 {"code": exit code, "stdout": ..., "stderr": ...}.
 
 In-process: the same flag parsing, `main` and error classification of
@@ -46,7 +47,7 @@ def _in_process(name: str, args: list) -> dict:
   return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
-def _forked(name: str, args: list) -> dict:
+def _forked(name: str, args: list, cwd: str | None = None) -> dict:
   with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
     pid = os.fork()
     if pid == 0:   # the child: `python -m name args`, then exit
@@ -55,6 +56,8 @@ def _forked(name: str, args: list) -> dict:
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # not the worker's
         os.dup2(out.fileno(), 1)
         os.dup2(err.fileno(), 2)
+        if cwd:
+          os.chdir(cwd)
         sys.argv = [name, *args]
         if name.endswith(".py"):   # a script: python path/to/script.py
           sys.path.insert(0, os.path.dirname(os.path.abspath(name)))
@@ -88,8 +91,10 @@ def main() -> None:
   else:
     importlib.import_module(name)
   for line in sys.stdin:
-    args = json.loads(line)
-    result = _forked(name, args) if fork else _in_process(name, args)
+    args, cwd = json.loads(line), None
+    if isinstance(args, dict):
+      args, cwd = args["args"], args["cwd"]
+    result = _forked(name, args, cwd) if fork else _in_process(name, args)
     print(json.dumps(result), flush=True)
 
 

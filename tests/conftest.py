@@ -50,10 +50,9 @@ def _run_root(tmp_path_factory):
 def compilation_cache(tmp_path_factory):
   """One XLA compilation cache for the workers and every program the tests
   start: the same small programs (a resumed solve, a second process, the
-  tools) compile once per run. It lives in the run's folder, which pytest
-  removes after a few newer runs."""
+  tools) compile once (`_compile_folder`)."""
   import jax
-  folder = str(_run_root(tmp_path_factory) / "xla_cache")
+  folder = _compile_folder(tmp_path_factory, jax.__version__)
   settings = {"JAX_COMPILATION_CACHE_DIR": (folder, str),
               "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": ("0", float),
               "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": ("0", int)}
@@ -64,6 +63,30 @@ def compilation_cache(tmp_path_factory):
   os.environ.setdefault("REFERENCE_RESULTS",
                         _reference_folder(tmp_path_factory))
   yield
+
+
+XLA_CACHE_BYTES = 2**30   # kept compiled programs; past this, all dropped
+
+
+def _compile_folder(tmp_path_factory, version: str) -> str:
+  """Where compiled programs are kept: across runs under the user's cache,
+  a folder per JAX version (the last two kept). An entry's key is the
+  program itself with the compiler's version and options, so a changed
+  program compiles again and an unchanged one (most of a rerun) does not.
+  FARKLE_JAX_TEST_CACHE=off keeps them for this run only (a cold run)."""
+  import shutil
+  if os.environ.get("FARKLE_JAX_TEST_CACHE") == "off":
+    return str(_run_root(tmp_path_factory) / "xla_cache")
+  root = os.path.join(_user_cache(), "farkle_jax", "test-xla")
+  _keep_newest(root, version, 2)
+  folder = os.path.join(root, version)
+  if sum(e.stat().st_size for e in os.scandir(folder)) > XLA_CACHE_BYTES:
+    shutil.rmtree(folder, ignore_errors=True)   # grown over many edits
+  return folder
+
+
+def _user_cache() -> str:
+  return os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
 
 
 def _reference_folder(tmp_path_factory) -> str:
@@ -77,8 +100,7 @@ def _reference_folder(tmp_path_factory) -> str:
     return str(_run_root(tmp_path_factory) / "reference")
   with open(os.path.join(ROOT, "tests", "reference.py"), "rb") as f:
     version = hashlib.sha256(f.read()).hexdigest()[:16]
-  cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-  root = os.path.join(cache, "farkle_jax", "test-reference")
+  root = os.path.join(_user_cache(), "farkle_jax", "test-reference")
   _keep_newest(root, version, KEPT_REFERENCES)
   return os.path.join(root, version)
 
@@ -169,11 +191,14 @@ class CommandLines:
   without, in the worker itself (see cli_worker). Tests of what only a
   whole process shows (signals, the peak memory) start their own."""
 
-  def __init__(self, fork: bool = True):
+  def __init__(self, fork: bool = True, env: dict | None = None):
     self._workers = {}
     self._fork = fork
+    self._env = env or {}
 
-  def __call__(self, module: str, *args: str, timeout: float = 300):
+  def __call__(self, module: str, *args: str, timeout: float = 300,
+               cwd: str | None = None):
+    """`python -m module args` (in `cwd`, forked lines only)."""
     import json
     import select
     import subprocess
@@ -183,8 +208,10 @@ class CommandLines:
           [sys.executable, os.path.join(ROOT, "tests", "cli_worker.py"),
            module, *(["--fork"] if self._fork else [])], cwd=ROOT,
           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-          env=dict(os.environ))
-    worker.stdin.write(json.dumps(list(args)) + "\n")
+          env=dict(os.environ, **self._env))
+    line = list(args) if cwd is None else {"args": list(args),
+                                           "cwd": str(cwd)}
+    worker.stdin.write(json.dumps(line) + "\n")
     worker.stdin.flush()
     if not select.select([worker.stdout], [], [], timeout)[0]:
       worker.kill()

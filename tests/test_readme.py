@@ -32,11 +32,10 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, CommandLines
 
 README = os.path.join(ROOT, "README.md")
 SHORT = 30          # seconds: a console command timed under this runs here
@@ -211,13 +210,13 @@ def test_a_changed_figure_is_seen():
   assert not missing_lines([ELIDED, ""], printed)
 
 
-def _run(command: str, cwd) -> subprocess.CompletedProcess:
+def _run(command: str, cwd, lines: CommandLines
+         ) -> subprocess.CompletedProcess:
+  """`command` as `python -m farkle_jax ...` in `cwd` (forked from one
+  worker: a JAX start-up each would cost more than most commands)."""
   args = shlex.split(command)
   assert args[0] == "farkle", command
-  env = dict(os.environ, JAX_PLATFORMS="cpu")   # the README's figures
-  return subprocess.run([sys.executable, "-m", "farkle_jax", *args[1:]],
-                        cwd=cwd, env=env, capture_output=True, text=True,
-                        timeout=600)
+  return lines("farkle_jax", *args[1:], timeout=600, cwd=cwd)
 
 
 def _workdir(command: str) -> str | None:
@@ -226,6 +225,14 @@ def _workdir(command: str) -> str | None:
 
 
 def test_the_short_commands_print_what_the_readme_shows(tmp_path):
+  lines = CommandLines(env={"JAX_PLATFORMS": "cpu"})   # the README's figures
+  try:
+    _check_short_commands(tmp_path, lines)
+  finally:
+    lines.close()
+
+
+def _check_short_commands(tmp_path, lines: CommandLines) -> None:
   ran, long_workdirs, failures = {}, set(), []
   for command in commands(_text()):
     if command.kind != "console":
@@ -238,7 +245,7 @@ def test_the_short_commands_print_what_the_readme_shows(tmp_path):
     if workdir in long_workdirs:
       continue
     if command.command not in ran:
-      ran[command.command] = _run(command.command, tmp_path)
+      ran[command.command] = _run(command.command, tmp_path, lines)
     out = ran[command.command]
     if out.returncode != 0:
       failures.append(f"{command}: exit {out.returncode}\n"
