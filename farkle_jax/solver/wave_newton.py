@@ -32,7 +32,7 @@ always contract.
 Between refreshes every sweep is corrected with the last exits: a Newton
 step while the policy holds, a step that converges linearly and fast while
 few choices change. On `configs/default.py`: 8 sweeps and one refresh, 10
-evaluations of every state, against 12 sweeps without (BENCHMARKS.md).
+evaluations of every state, against 11 sweeps without (BENCHMARKS.md).
 
 Fewer evaluations are not less time here: a refresh reads what the ordered
 method's turn pass reads (each option's target, 14x a wavefront sweep's
