@@ -394,7 +394,9 @@ class StateLayout(ScoreUnits):
     """Padded position of the key of index sum `total` nearest the key at
     padded `position` (of a lower sum): its second score raised first, as
     far as the last score, then its first; its farkle counts kept. For a
-    penalty farkle's target not solved yet, the nearest key that is."""
+    penalty farkle's target not solved yet, the nearest key (by index)
+    that is. `total` lies between the key's own sum and the highest,
+    2 (num_scores - 1); elsewhere the position is not a key's."""
     counts = self.num_farkle ** 2
     lead = self.padded_width * counts
     d = xp.minimum(self.num_scores - 1, total - position // lead)

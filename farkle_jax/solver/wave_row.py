@@ -101,8 +101,9 @@ def column_bytes(row: bellman.RowPlan, size: int, sloped: bool = True
                  ) -> tuple[int, int]:
   """(gathered, written) bytes of one column at one step: a ring row per
   distinct target for values (and slopes, for a column of keys that need
-  them), two start values (farkle, bank) and six int32 table entries
-  read; six values (and slopes) written."""
+  them), two start values (farkle, bank) and six table entries read
+  (counted as int32; one is a one-byte flag); six values (and slopes)
+  written."""
   slope = jnp.dtype(SLOPE_DTYPE).itemsize if sloped else 0
   return (row.num_targets * (size + slope) + 2 * size + 6 * INDEX_BYTES,
           N_DICE * (size + slope))

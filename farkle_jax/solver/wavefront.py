@@ -198,7 +198,7 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
       position=padded(layout.padded_index(*fields), sink),
       farkle=padded(layout.padded_index(*target), sink),
       # Not for a target that finishes with the key: its group solves it.
-      stale=np.append(~sloped, False),
+      stale=jnp.asarray(np.append(~sloped, False)),
       solved=_int32(solved_sums(finish, fields[0] + fields[1], span)),
       bank_base=padded(layout.bank_base(fields), sink),
       group_keys=_int32(group_keys), group_cols=_int32(group_cols),
