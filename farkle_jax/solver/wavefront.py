@@ -248,7 +248,10 @@ def _finish_group(vector, step, new, slope, tables: WaveTables,
   # else the value before this sweep: the fixed point is the same).
   closed = jnp.where(on_cycle, c / (1 - m), c + m * vector[position[p]])
   x = jnp.where(on_cycle, closed, c + m * closed[p])
-  return vector.at[position].set(x)
+  # A tangent taken far from the solution (a run's first sweep) can step
+  # past a bound where values are tiny (-3.2e-6 seen on facebook); the
+  # fixed point lies inside [0, 1], and projecting on it only helps.
+  return vector.at[position].set(jnp.clip(x, 0.0, 1.0))
 
 
 class _Columns(NamedTuple):
