@@ -628,6 +628,79 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   return w0, V
 
 
+@_kept
+def solve_players_penalty(players: int, goal: int, floor: int,
+                          penalty_count: int = 3, tol: float = 1e-15,
+                          max_iter: int = 5000,
+                          start: np.ndarray | None = None
+                          ) -> tuple[np.ndarray, int]:
+  """The facebook rules for `players` players (bank minimum 300; the
+  `penalty_count`-th farkle in a row costs 500 points, not below `floor`,
+  and starts the count again; a bank starts it again too), each maximizing
+  their own win probability, by value iteration from 1/N (or `start`).
+
+  Returns W0[s_0, .., s_{N-1}, f_0, .., f_{N-1}, i]: scores as indices
+  (points - floor) / 50 and farkle counts in turn order from the player to
+  move, seat i's probability; and the iterations it took. Ties as
+  `solve_players`: banking first, then the first option of a score set.
+  """
+  step, bank_min, penalty, N = 50, 300 // 50, 500 // 50, players
+  nb, nf = (goal - floor) // step, penalty_count
+  shape = (nb,) * N + (nf,) * N
+  idx = np.meshgrid(*(np.arange(m) for m in shape), indexing="ij")
+  s, f = idx[:N], idx[N:]
+  t_max = np.maximum(bank_min - 1, nb - 1 - s[0])
+  dists = {n: distribution("facebook", n) for n in range(1, 7)}
+  win = np.zeros(shape + (N,))
+  win[..., 0] = 1.0
+  w0 = np.full(shape + (N,), 1.0 / N) if start is None else start.copy()
+  # The next mover's key after a farkle, and after a bank of t (scores in
+  # turn order from the next mover: the one who moved comes last).
+  three = f[0] == nf - 1
+  lost = np.where(three, np.maximum(0, s[0] - penalty), s[0])
+  counts = np.where(three, 0, f[0] + 1)
+  after_farkle = tuple(s[1:]) + (lost,) + tuple(f[1:]) + (counts,)
+
+  def after_bank(total):
+    return (tuple(s[1:]) + (np.minimum(total, nb - 1),) + tuple(f[1:])
+            + (np.zeros_like(total),))
+
+  for it in range(1, max_iter + 1):
+    farkle_vec = np.roll(w0[after_farkle], 1, axis=-1)
+    V: dict[int, list] = {}
+
+    def value(t, n):
+      return win if t > int(t_max.max()) else V[t][n - 1]
+
+    for t in range(int(t_max.max()), -1, -1):
+      row = []
+      for n in range(1, 7):
+        farkle, sets = dists[n]
+        roll = float(farkle) * farkle_vec
+        for sset, p in sets.items():
+          best = None
+          for k, pts in sset:   # the first option of the highest value
+            o = value(t + pts // step, 6 if k == n else n - k)
+            best = o if best is None else np.where(
+                (o[..., 0] > best[..., 0])[..., None], o, best)
+          roll = roll + float(p) * best
+        w = roll
+        if t >= bank_min:
+          total = s[0] + t
+          bank = np.where((total >= nb)[..., None], win,
+                          np.roll(w0[after_bank(total)], 1, axis=-1))
+          take = bank[..., 0] >= roll[..., 0]
+          w = np.where(take[..., None], bank, roll)
+        row.append(np.where((t > t_max)[..., None], win, w))
+      V[t] = row
+    new = V[0][5]
+    change = np.abs(new - w0).max()
+    w0 = new
+    if change < tol:
+      break
+  return w0, it
+
+
 def players_turn_bust(players: int, goal: int, w0: np.ndarray,
                       key: tuple[int, ...]) -> dict:
   """{(t, n): (bust, rolling)} of one start-of-turn key of

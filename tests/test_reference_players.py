@@ -69,3 +69,12 @@ def test_three_players_monte_carlo():
   for seat in range(3):
     assert abs(rate[seat] - w[0, 0, 0][seat]) < 3 * se[seat], (
         rate, w[0, 0, 0])
+
+
+def test_a_penalty_for_two_players_reduces_to_the_two_player_reference():
+  """The facebook rules (bank minimum, three farkles cost 500, a floor):
+  the N-player reference with two players is the two-player one."""
+  w, _ = reference.solve_players_penalty(2, 300, -150)
+  ref, _ = reference.solve("facebook", 300, -150)
+  np.testing.assert_allclose(w[..., 0], ref, rtol=0, atol=1e-12)
+  assert np.abs(w.sum(-1) - 1).max() < 1e-12 and w.min() >= 0
