@@ -117,9 +117,15 @@ class SeatsLayout(ScoreUnits):
     block = (n * top - total) // self.bank_min
     if self.num_farkle == 1:
       return block
-    classes = n * (self.num_farkle - 1)
+    classes = self.stages_per_block - 1
     count = sum(np.asarray(x, np.int64) for x in self.counts_of(fields))
     return block * (classes + 1) + (classes - count)
+
+  @property
+  def stages_per_block(self) -> int:
+    """Stages of one block of bank_min score sums: its farkle-count classes
+    (stage // stages_per_block is the block)."""
+    return self.players * (self.num_farkle - 1) + 1
 
   def stage_sizes(self) -> np.ndarray:
     """Keys per stage (as `np.bincount(stage(all keys))`), from the sizes
@@ -134,6 +140,24 @@ class SeatsLayout(ScoreUnits):
     if F == 1:
       return per_block
     return np.outer(per_block, counts[::-1]).reshape(-1)
+
+  def raised_key(self, reader: Fields, target: Fields) -> np.ndarray:
+    """Flat key of `target` with its scores raised until its score sum lies
+    in the block before `reader`'s, solved before it in every sweep: the
+    last seat first, then the others in seat order, each short of the
+    goal; -1 where they cannot take it all."""
+    n, top = self.players, self.num_scores - 1
+    have = sum(np.asarray(x, np.int64) for x in self.scores_of(reader))
+    # `stage`: the block before starts one sum above the top of this one.
+    need = have + (n * top - have) % self.bank_min + 1
+    scores = [np.asarray(x, np.int64) for x in self.scores_of(target)]
+    left = need - sum(scores)
+    for seat in [n - 1] + list(range(n - 1)):
+      add = np.clip(left, 0, top - scores[seat])
+      scores[seat] = scores[seat] + add
+      left = left - add
+    key = self.key_index(tuple(scores) + self.counts_of(target))
+    return np.where(left > 0, -1, key)
 
   @staticmethod
   def from_next(values, xp: ModuleType = np, axis: int = 0):

@@ -12,7 +12,8 @@ by stage in an order that makes the reads final:
   penalty farkle lowers the sum (or, at the floor, the class; with a
   penalty at every farkle, `penalty_count` 1, it may stay in the stage at
   or near the floor) and reads the value before the stage's update: such
-  rules take several sweeps.
+  rules take several sweeps. A block's stages run together and its own
+  farkle reads are then solved exactly (`penalty_blocks`).
 * Without a penalty, a farkle rotates the key within its stage: the keys
   of a rotation cycle (length dividing N) depend on each other. With the
   turn policies fixed, each key is affine in its farkle target, with one
@@ -62,6 +63,14 @@ class SeatTables(NamedTuple):
   warm: jax.Array       # [S, U * G] int32 flat key of the same scores with
                         #   the last seat one bank minimum higher (a first
                         #   guess the block before solved), or the sink: 1/N
+  chain: jax.Array      # [S, U * G] int32 block-local index (stage row
+                        #   within the block * U * G + slot) of the farkle
+                        #   target where it lies in the key's own block,
+                        #   else -1 (`penalty_blocks`)
+  first_farkle: jax.Array  # [S, U * G] int32 what the first sweep reads
+                        #   for the farkle target: where it lies in a later
+                        #   block, the key with its scores raised into the
+                        #   block before (`SeatsLayout.raised_key`)
   real: jax.Array       # [S, U * G] bool not padding
   work: np.ndarray      # [S] the stage's share of all states (host)
 
@@ -129,13 +138,35 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
   cycles = seats.penalty == 0
   if not cycles and seats.num_farkle > 1 and inside.any():
     raise AssertionError("a same-stage farkle under a penalty")
+  chain, first = _block_reads(seats, fields, stage, keys, farkle, local)
   states = np.zeros(S)
   np.add.at(states, stage_o, (seats.t_max(s0_o) + 1) * N_DICE)
   tables = SeatTables(
       *(jnp.asarray(x, jnp.int32) for x in (keys, farkle, partner, bank,
-                                             mover, top, warm)),
+                                             mover, top, warm, chain,
+                                             first)),
       real=jnp.asarray(keys < sink), work=states / states.sum())
   return tables, SeatPlan(seats, G, U, cycles, relative, mesh)
+
+
+def _block_reads(seats: SeatsLayout, fields, stage: np.ndarray,
+                 keys: np.ndarray, farkle: np.ndarray, local: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+  """`SeatTables.chain` and `.first_farkle` of the keys [S, M]."""
+  per, sink, M = seats.stages_per_block, seats.num_keys, keys.shape[1]
+  real = keys < sink
+  row_block = np.arange(keys.shape[0])[:, None] // per
+  target_stage = stage[np.minimum(farkle, sink - 1)]
+  chain = np.full(keys.shape, -1, np.int64)
+  same = real & (target_stage // per == row_block)
+  chain[same] = (target_stage[same] % per) * M + local[farkle[same]]
+  later = real & (target_stage // per > row_block)
+  first = farkle.copy()
+  if later.any():
+    reader = seats.key_fields(keys[later])
+    raised = seats.raised_key(reader, seats.farkle_fields(reader))
+    first[later] = np.where(raised >= 0, raised, farkle[later])
+  return chain, first
 
 
 def initial_values(seats: SeatsLayout, dtype=jnp.float64) -> jax.Array:
@@ -144,10 +175,12 @@ def initial_values(seats: SeatsLayout, dtype=jnp.float64) -> jax.Array:
                   dtype)
 
 
-def _passes(w0: jax.Array, tables: SeatTables, s: jax.Array,
-            roll: RollArrays, plan: SeatPlan) -> jax.Array:
+def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
+               roll: RollArrays, plan: SeatPlan,
+               farkle: jax.Array | None = None) -> jax.Array:
   """[C, U * G] start vectors of a stage's turns at the current w0, the
-  sub-batches split over the devices of `plan.mesh`."""
+  sub-batches split over the devices of `plan.mesh`; `farkle` [U * G]:
+  the keys its farkles read (default `tables.farkle[s]`)."""
   G, U, C = plan.group, plan.batches, plan.seats.players + 1
 
   def local(w0, farkle, base, s0, top, roll):   # [U / devices, G] each
@@ -160,8 +193,9 @@ def _passes(w0: jax.Array, tables: SeatTables, s: jax.Array,
     out = jnp.zeros((farkle.shape[0], C, G), w0.dtype)
     return jax.lax.fori_loop(0, farkle.shape[0], one, out)
 
-  parts = [x[s].reshape(U, G) for x in (tables.farkle, tables.bank_base,
-                                        tables.s0)]
+  farkle = tables.farkle[s] if farkle is None else farkle
+  parts = [x.reshape(U, G) for x in (farkle, tables.bank_base[s],
+                                     tables.s0[s])]
   if plan.mesh is not None:
     local = jax.shard_map(
         local, mesh=plan.mesh, out_specs=P("batch"), check_vma=False,
@@ -202,14 +236,14 @@ def _models(w0: jax.Array, tables: SeatTables, s: jax.Array,
   """The affine maps of stage s under the policies optimal at w0 (exact:
   for fixed policies a turn is affine in what a farkle is worth)."""
   n = plan.seats.players
-  v = _passes(w0, tables, s, roll, plan)
+  v = stage_pass(w0, tables, s, roll, plan)
   if not plan.cycles:   # every farkle read lies outside the stage
     return _Models(v[:n], jnp.zeros_like(v[n]))
   read = plan.seats.from_next(w0[tables.farkle[s]].T, jnp)
   return _Models(v[:n] - v[n][None] * read, v[n])
 
 
-def _first_guess(w0: jax.Array, tables: SeatTables, s: jax.Array,
+def first_guess(w0: jax.Array, tables: SeatTables, s: jax.Array,
                  players: int) -> jax.Array:
   """w0 with stage s at the first sweep's guess: the warm keys, or 1/N."""
   warm, sink = tables.warm[s], w0.shape[0] - 1
@@ -275,7 +309,7 @@ def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
   """
   keys, real = tables.keys[s], tables.real[s]
   before = w0[keys].T                                       # [N, M]
-  guess = lambda w0: _first_guess(w0, tables, s, plan.seats.players)
+  guess = lambda w0: first_guess(w0, tables, s, plan.seats.players)
   settle = lambda w0: _settle(w0, tables, s, roll, plan)
   w0 = jax.lax.cond(first, guess, lambda w0: w0, w0)
   w0, steps, change, prev = settle(w0)

@@ -1,7 +1,8 @@
 """Three or more players: the stage sweeps of `multiplayer` (§8).
 
 The engine behind `driver.run` when `rules.players > 2`: every key's win
-probabilities by seat, swept stage by stage in the ordered method's order.
+probabilities by seat, swept stage by stage in the ordered method's order
+(under a penalty a block of stages at a time, `penalty_blocks`).
 A sweep is one chunk; within a long sweep a checkpoint saves its position
 every few minutes, so a crash loses little. The results are
 workdir/summary.json, workdir/start_values.npy ([B] * N + [F] * N + [N]:
@@ -27,7 +28,7 @@ from farkle_jax.game.rules import Rules
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, checkpointing, configuration
 from farkle_jax.solver import integrity, memory, multiplayer
-from farkle_jax.solver import placement, results
+from farkle_jax.solver import penalty_blocks, placement, results
 from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.engine import Chunk, Progress, clock, fingerprint
 
@@ -218,15 +219,11 @@ class StageEngine:
     saved = logged = t0
     if not x.stage:
       x = x._replace(unsettled=0, apart=0.0)
-    for s in range(x.stage, S):
-      w0, ch, steps, n_open, gap = multiplayer.compiled_stage_step(
-          x.w0, self.tables, jnp.int32(s), p.iteration == 0, self.roll,
-          self.plan)
-      x = SeatSweep(w0, s + 1, max(x.change, float(ch)),
-                    x.passes + int(steps),
-                    x.work + int(steps) * float(self.tables.work[s]),
-                    x.seconds, x.unsettled + int(n_open),
-                    max(x.apart, float(gap)))
+    # Under a penalty a block's stages go together (`penalty_blocks`); a
+    # checkpoint within one, from before, resumes at its block's start.
+    per = 1 if self.plan.cycles else self.seats.stages_per_block
+    for s in range(x.stage - x.stage % per, S, per):
+      x = self._step(x, s, p.iteration == 0)
       now = time.time()
       if now - logged > LOG_SECONDS:
         self._log(p, x, now - t0)
@@ -236,6 +233,23 @@ class StageEngine:
         saved = now
     done = SeatSweep(x.w0, 0, 0.0, 0, 0.0, 0.0, x.unsettled, x.apart)
     return Chunk(done, 1, x.change, [x.change], x.work, x.passes)
+
+  def _step(self, x: SeatSweep, s: int, first: bool) -> SeatSweep:
+    """x after stage s, or under a penalty after the block starting at
+    stage s."""
+    if self.plan.cycles:
+      w0, ch, steps, n_open, gap = multiplayer.compiled_stage_step(
+          x.w0, self.tables, jnp.int32(s), first, self.roll, self.plan)
+      work = int(steps) * float(self.tables.work[s])
+      return SeatSweep(w0, s + 1, max(x.change, float(ch)),
+                       x.passes + int(steps), x.work + work, x.seconds,
+                       x.unsettled + int(n_open), max(x.apart, float(gap)))
+    per = self.seats.stages_per_block
+    w0, ch = penalty_blocks.compiled_block_step(
+        x.w0, self.tables, jnp.int32(s // per), first, self.roll, self.plan)
+    work = float(self.tables.work[s:s + per].sum())
+    return x._replace(w0=w0, stage=s + per, change=max(x.change, float(ch)),
+                      passes=x.passes + per, work=x.work + work)
 
   def _log(self, p: Progress, x: SeatSweep, seconds: float) -> None:
     start = self.done[p.state.stage]

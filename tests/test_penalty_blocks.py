@@ -1,0 +1,116 @@
+"""The N-player sweep under a penalty, a block at a time: the farkle-graph
+solve against a dense linear solve, the block tables against the layout,
+and the whole solve against the plain reference."""
+
+import numpy as np
+import pytest
+
+import reference
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import configuration, driver, multiplayer
+from farkle_jax.solver import penalty_blocks
+
+
+def _dense(c, a, partner, n):
+  """The same system as one dense solve over all N * M unknowns."""
+  N, M = c.shape
+  A = np.zeros((N * M, N * M))
+  for k in range(M):
+    for i in range(N):   # x_k[i] reads a_k * x_partner(k)[i - 1 mod N]
+      A[i * M + k, ((i - 1) % n) * M + partner[k]] += a[k]
+  return np.linalg.solve(np.eye(N * M) - A, c.reshape(-1)).reshape(N, M)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_farkle_graph_is_solved_exactly(players):
+  """Chains, cycles of every length and keys that read nothing, with
+  slopes up to 0.97: as a dense solve of the same system."""
+  rng = np.random.default_rng(players)
+  M = 60
+  partner = rng.integers(0, M, M)
+  partner[:10] = np.arange(1, 11) % 10   # one cycle of 10
+  partner[10] = 10                       # a key reading itself
+  a = rng.uniform(0, 0.97, M)
+  a[11:14] = 0                           # reading nothing of the system
+  partner[11:14] = np.arange(11, 14)
+  c = rng.uniform(size=(players, M))
+  got = penalty_blocks.solve_chains(c, a, partner, players)
+  np.testing.assert_allclose(got, _dense(c, a, partner, players), rtol=0,
+                             atol=1e-13)
+
+
+def test_block_tables_point_at_the_farkle_target_in_the_block():
+  seats = SeatsLayout(rules_lib.facebook(goal=600, floor=-300).replace(
+      players=3))
+  tables, _ = multiplayer.build(seats, 64)
+  keys, farkle = np.asarray(tables.keys), np.asarray(tables.farkle)
+  chain = np.asarray(tables.chain)
+  per, M = seats.stages_per_block, keys.shape[1]
+  stage = seats.stage(seats.key_fields())
+  rows = np.broadcast_to(np.arange(len(keys))[:, None], keys.shape)
+  real = keys < seats.num_keys
+  same = real & (stage[np.minimum(farkle, seats.num_keys - 1)] // per
+                 == rows // per)
+  assert (same == (chain >= 0)).all() and same.any()
+  # Some in-block targets lie in a later stage (penalties near the floor).
+  later = same & (chain // M > rows % per)
+  assert later.any()
+  block_keys = keys.reshape(-1, per * M)[rows[same] // per, chain[same]]
+  np.testing.assert_array_equal(block_keys, farkle[same])
+
+
+def test_first_sweep_reads_of_later_blocks_come_from_blocks_before():
+  """A penalty farkle into a later block reads, in the first sweep, its
+  target with scores raised into the block before the reader's: the same
+  farkle counts, no score past the goal, solved before the reader."""
+  seats = SeatsLayout(rules_lib.facebook(goal=600, floor=-300).replace(
+      players=3))
+  tables, _ = multiplayer.build(seats, 64)
+  keys, farkle = np.asarray(tables.keys), np.asarray(tables.farkle)
+  first = np.asarray(tables.first_farkle)
+  per, K = seats.stages_per_block, seats.num_keys
+  stage = seats.stage(seats.key_fields())
+  rows = np.broadcast_to(np.arange(len(keys))[:, None], keys.shape)
+  moved = first != farkle
+  assert moved.sum() > 1000
+  assert (stage[first[moved]] // per < rows[moved] // per).all()
+  later = (keys < K) & (stage[np.minimum(farkle, K - 1)] // per
+                        > rows // per)
+  assert not (moved & ~later).any()
+  assert (stage[first[moved]] // per == rows[moved] // per - 1).mean() > 0.9
+  got, want = (np.array(seats.key_fields(x[moved])) for x in (first, farkle))
+  n = seats.players
+  np.testing.assert_array_equal(got[n:], want[n:])
+  assert (got[:n] >= want[:n]).all()
+
+
+def _solve(tmp_path, goal, floor, players=3):
+  config = configuration.base("facebook")
+  config.rules.update(goal=goal, floor=floor, players=players)
+  config.solver.update(tol=1e-14, norm="absolute")
+  summary = driver.run(config, str(tmp_path))
+  return summary, np.load(tmp_path / "start_values.npy")
+
+
+def test_three_players_with_a_penalty_agree_with_the_plain_reference(
+    tmp_path):
+  """The reference's value iteration, started from the solver's values,
+  leaves them where they are to 1e-12: they are its fixed point, which a
+  penalty makes unique (from 1/3 everywhere it takes 60 iterations, in the
+  thorough tier below)."""
+  summary, w = _solve(tmp_path, 400, -200)
+  assert summary["converged"]
+  ref, it = reference.solve_players_penalty(3, 400, -200, tol=1e-12,
+                                            start=w)
+  assert it == 1
+  np.testing.assert_allclose(ref, w, rtol=0, atol=1e-12)
+  assert np.abs(w.sum(-1) - 1).max() < 1e-12 and w.min() >= 0
+
+
+@pytest.mark.thorough
+def test_three_players_with_a_penalty_match_the_reference_from_scratch(
+    tmp_path):
+  summary, w = _solve(tmp_path, 300, -150)
+  ref, _ = reference.solve_players_penalty(3, 300, -150)
+  np.testing.assert_allclose(w, ref, rtol=0, atol=1e-12)
