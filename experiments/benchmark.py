@@ -23,7 +23,17 @@ its bytes and steps, with the corrections' steps, in the projection),
 sub-batch per stage (its setting on a GPU); `wavefront-xla` and
 `wavefront-pallas` the wavefront with a chunk's row in XLA's ops or in the
 fused kernel (`--config.solver.kernel`; on a CPU the kernel runs
-interpreted: a check, not a speed).
+interpreted: a check, not a speed). `seats` solves the same rules
+with the N-player stage engine as the main job runs it
+(`--config.solver.method=seats`): with two players, its seat-vector pass
+per state update against the two-player engines' in the same process (its
+compile s: the run's time outside its sweeps; dep.steps: its stage passes
+per sweep; no counts or target figures; not first, not with
+--counts_only):
+
+    python experiments/benchmark.py --config configs/default.py \
+        --methods=ordered,seats,wavefront
+
 Config fields can be overridden like the solver's, e.g.
 `--config.rules.goal=2000`.
 
@@ -63,6 +73,7 @@ import json
 import os
 import platform
 import resource
+import tempfile
 import time
 
 import jax
@@ -74,8 +85,8 @@ import farkle_jax  # noqa: F401  (float64)
 from farkle_jax.apps import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import (compile_target, configuration, loop_steps,
-                               methods, sweep_counts)
+from farkle_jax.solver import (compile_target, configuration, driver,
+                               loop_steps, methods, sweep_counts)
 
 
 def cpu_name() -> str:
@@ -188,6 +199,8 @@ def print_target(results, target: str | None) -> None:
         f"{'bytes/sweep':>14}{'(kernels)':>12}{'plan bytes/sweep':>18}"
         f"{'ratio':>7}")
   for r in results:
+    if f"{target}_compile_s" not in r:   # the stage engine: no such figures
+      continue
     plan = r["gathered_bytes_per_sweep"] + r["written_bytes_per_sweep"]
     xla = r[f"{target}_bytes_accessed_per_sweep"]
     print(f"{r['method']:<20}{r[f'{target}_compile_s']:>10.1f}"
@@ -204,6 +217,8 @@ def print_counts(results) -> None:
         f"{'gathered/sweep':>16}{'written/sweep':>15}{'XLA bytes/sweep':>17}"
         f"{'H100 s':>9}{'(XLA)':>9}")
   for r in results:
+    if "rows_evaluated_per_sweep" not in r:   # the stage engine: uncounted
+      continue
     print(f"{r['method']:<20}{r['build_s']:>8.1f}{r['compile_s']:>10.1f}"
           f"{r['dependent_steps_per_sweep']:>10}"
           f"{r['rows_evaluated_per_sweep']:>12.4g}"
@@ -276,13 +291,46 @@ def run_method(layout, roll, settings, label):
   }
 
 
+def run_seats(config, label: str, reference_shape) -> dict:
+  """The N-player stage engine (`solver.method = "seats"`) on the same
+  rules, as the main job runs it in a scratch workdir: with two players,
+  the seat-vector pass against the two-player engines per state update."""
+  config = config.copy_and_resolve_references()
+  with config.unlocked():
+    config.solver.method = configuration.SEATS
+  with tempfile.TemporaryDirectory() as workdir:
+    t0 = time.perf_counter()
+    summary = driver.run(config, workdir)
+    wall = time.perf_counter() - t0
+    w = np.load(os.path.join(workdir, "start_values.npy"))[..., 0]
+  sweep_s = summary["sweep_seconds"]
+  return {
+      "method": label, "sweeps": summary["iterations"],
+      "residual": summary["final_residual"], "build_s": 0.0,
+      "compile_s": wall - sweep_s, "wall_s": sweep_s,
+      "state_updates": summary["state_updates"],
+      "updates_per_s": summary["state_updates"] / sweep_s,
+      "dependent_steps_per_sweep": summary["turn_passes"]
+                                   // summary["iterations"],
+      "footprint_gb": summary["memory_estimate_bytes"] / 2**30,
+      "peak_host_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                      / 2**20,
+      "peak_device_gb": 0.0,
+      "w0": w.reshape(reference_shape) if w.size == np.prod(
+          reference_shape) else np.full(reference_shape, np.nan)}
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  allowed = configuration.METHODS + tuple(VARIANTS)
+  allowed = configuration.METHODS + tuple(VARIANTS) + (configuration.SEATS,)
   for name in _METHODS.value:
     if name not in allowed:
       raise app.UsageError(f"--methods: {name!r} is not one of {allowed}")
+  if configuration.SEATS in _METHODS.value and (
+      _METHODS.value[0] == configuration.SEATS or _COUNTS_ONLY.value):
+    raise app.UsageError("--methods: 'seats' needs a two-player method "
+                         "before it and no --counts_only")
   if _TARGET.value:
     compile_target.check(_TARGET.value)
   rules, settings = configuration.check(_CONFIG.value)
@@ -305,8 +353,13 @@ def main(argv):
     write_json(results, rules, settings, layout, config_file, dev)
     return
   sweeps = {"sweeps_per_call": _MAX_SWEEPS.value}
-  results = [run_method(layout, roll, variant(name, settings, layout)
-                        ._replace(**sweeps), name) for name in _METHODS.value]
+  results = []
+  for name in _METHODS.value:
+    if name == configuration.SEATS:
+      results.append(run_seats(_CONFIG.value, name, results[0]["w0"].shape))
+      continue
+    results.append(run_method(layout, roll, variant(name, settings, layout)
+                              ._replace(**sweeps), name))
   base = results[-1]
   head = (f"{'method':<16}{'sweeps':>7}{'updates':>12}{'updates/s':>11}"
           f"{'dep.steps':>10}"

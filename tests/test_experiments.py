@@ -191,7 +191,7 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   out = _script("experiments/benchmark.py", "--config",
                 "configs/tiny.py:facebook", "--max_sweeps=100",
                 "--methods=wavefront,wavefront-newton,ordered-plain,"
-                "ordered-newton,value_iteration",
+                "ordered-newton,seats,value_iteration",
                 "--json", str(tmp_path / "b.json"),
                 "--config.rules.goal=600", "--config.rules.floor=-250",
                 "--config.solver.tol=1e-12",
@@ -204,13 +204,13 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
   assert "goal=600" in lines[0] and "tol 1e-12" in lines[0]
   rows, counted = {}, {}
   for line in lines:   # the first table: the solve; the second: the bytes
-    if line.split()[0] in ("ordered-newton", "ordered-plain",
+    if line.split()[0] in ("ordered-newton", "ordered-plain", "seats",
                            "value_iteration", "wavefront",
                            "wavefront-newton"):
       (counted if line.split()[0] in rows else rows)[line.split()[0]] = \
           line.split()
   assert set(rows) == {"ordered-newton", "ordered-plain", "value_iteration",
-                       "wavefront", "wavefront-newton"}
+                       "wavefront", "wavefront-newton", "seats"}
   for r in rows.values():
     assert 0 < int(r[1]) < 100         # converged before the sweep limit
     assert float(r[-1]) < 1e-10        # W0 agrees with the baseline
@@ -225,11 +225,14 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
     for key in ("wall_s", "compile_s", "peak_host_gb", "peak_device_gb"):
       assert r[key] >= 0
     assert r["max_abs_diff_from_baseline"] < 1e-10
+    if name == "seats":   # the stage engine: solved, not counted
+      assert r["dependent_steps_per_sweep"] > 0 and r["updates_per_s"] > 0
+      continue
     for key in ("gathered_bytes_per_sweep", "written_bytes_per_sweep",
                 "xla_bytes_accessed_per_sweep", "projected_h100_seconds"):
       assert r[key] > 0
     assert r["rows_evaluated_per_sweep"] >= r["live_rows_per_sweep"]
-  assert set(counted) == set(rows)
+  assert set(counted) == set(rows) - {"seats"}
   # The wavefront reads each distinct target of a row once; the turn pass
   # reads every option.
   assert (by["wavefront"]["gathered_bytes_per_sweep"] * 4

@@ -82,7 +82,7 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
 
 def test_a_run_resumes_with_another_sub_batch_size(tmp_path, monkeypatch):
   """Stopped at max_iterations, a run saves where it stands; the sub-batch
-  size (512 keys on a CPU, chunk_keys on an accelerator) is not part of
+  size (256 keys on a CPU, chunk_keys on an accelerator) is not part of
   what a checkpoint must match, so the rerun goes on from there."""
   config = configuration.base("minimal")
   config.rules.update(goal=500, players=3)
@@ -169,7 +169,7 @@ def test_every_setting_a_refusal_offers_fits(preset, players, goal, limit,
 def test_two_devices_give_the_values_of_one(tmp_path, three_players):
   """The sub-batches of a stage split over two (host) devices. One device:
   the session's solve of the same game (conftest: TINY's rules, tolerance
-  and norm, and on a CPU its sub-batches of 512 keys), not solved again,
+  and norm, and on a CPU its sub-batches of 256 keys), not solved again,
   where the session runs on a CPU; else solved here on one CPU device."""
   # Host devices: the CPU backend whatever the suite's (with
   # JAX_PLATFORMS=cuda the process would have the one GPU).

@@ -34,7 +34,8 @@ from farkle_jax.solver.engine import Chunk, Progress, clock, fingerprint
 
 SAVE_SECONDS = 300   # a checkpoint within a sweep at least this often
 LOG_SECONDS = 30     # a progress line at least this often
-CPU_GROUP = 512      # keys per sub-batch on a CPU (cache-sized turns)
+CPU_GROUP = 256      # keys per sub-batch on a CPU: a turn of 3 players
+                     # to 1,000 in L2 (256 keys: 2.86e6 states/s, 512: 2.11e6)
 
 
 class Position(NamedTuple):
