@@ -559,8 +559,8 @@ def evaluate(rules: str, goal: int, floor: int, policy_a, policy_b,
 @_kept
 def solve_players(players: int, goal: int, tol: float = 1e-15,
                   max_iter: int = 5000, entry: int = 0,
-                  start: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, dict]:
+                  start: np.ndarray | None = None,
+                  faces: tuple | None = None) -> tuple[np.ndarray, dict]:
   """The minimal rules for `players` players, each maximizing their own
   win probability. Returns W0[s_0, .., s_{N-1}, i]: scores (index = points
   / 50) in turn order from the player to move, and seat i's probability;
@@ -569,7 +569,8 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   at least `entry` (no score falls in these rules, so 0 is "not on the
   board"). `start` (W0's shape): where the iteration starts instead of
   1/N everywhere; from a claimed solution a sweep or two check that it is
-  this iteration's fixed point.
+  this iteration's fixed point. `faces`: the chances of faces 1..6 of
+  every die (Fractions; None: fair).
 
   Ties for the mover: banking is preferred to rolling at equal value, and
   among scorings the first of the score set (fewest dice used) wins; the
@@ -582,7 +583,7 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   s0 = idx[0]
   least = np.where(s0 == 0, max(bank_min, entry), bank_min) // step  # per key
   top = nb - 1
-  dists = {n: distribution("minimal", n) for n in range(1, 7)}
+  dists = {n: distribution("minimal", n, faces) for n in range(1, 7)}
   win = np.zeros(shape + (N,))
   win[..., 0] = 1.0
   w0 = np.full(shape + (N,), 1.0 / N) if start is None else start.copy()

@@ -3,6 +3,8 @@
 the two-player solver for two players (with and without a penalty), and
 distributions over the winner everywhere."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -88,6 +90,20 @@ def test_two_players_equal_the_two_player_solver(tmp_path, tiny_runs, preset,
     w2 = np.load(tmp_path / "two" / "start_values.npy")
   np.testing.assert_allclose(w[..., 0], w2, rtol=0, atol=1e-12)
   np.testing.assert_allclose(w.sum(-1), 1, rtol=0, atol=1e-12)
+
+
+def test_loaded_dice_agree_with_the_plain_reference(tmp_path):
+  """Six dice alike that show 1 and 5 more often (0.26 each): three
+  players against the reference's own enumeration of the weighted rolls."""
+  lucky = (Fraction(13, 50), Fraction(3, 25), Fraction(3, 25),
+           Fraction(3, 25), Fraction(13, 50), Fraction(3, 25))
+  summary, w = _solve(tmp_path, "minimal", 300, 3,
+                      dice=tuple(float(x) for x in lucky))
+  ref, _ = reference.solve_players(3, 300, faces=lucky)
+  np.testing.assert_allclose(w.reshape(ref.shape), ref, rtol=0, atol=1e-12)
+  fair, _ = reference.solve_players(3, 300)
+  assert np.abs(ref - fair).max() > 0.01   # the weights matter
+  assert summary["converged"]
 
 
 def test_a_penalty_at_every_farkle_agrees_with_the_reference(tmp_path):
