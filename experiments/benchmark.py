@@ -298,6 +298,7 @@ def run_seats(config, label: str, reference_shape) -> dict:
   config = config.copy_and_resolve_references()
   with config.unlocked():
     config.solver.method = configuration.SEATS
+    config.solver.max_iterations = _MAX_SWEEPS.value
   with tempfile.TemporaryDirectory() as workdir:
     t0 = time.perf_counter()
     summary = driver.run(config, workdir)
@@ -361,6 +362,17 @@ def main(argv):
     results.append(run_method(layout, roll, variant(name, settings, layout)
                               ._replace(**sweeps), name))
   base = results[-1]
+  print_solves(results, base)
+  print_counts(results)
+  print_target(results, _TARGET.value)
+  write_json([{**{k: v for k, v in r.items() if k != "w0"},
+               "max_abs_diff_from_baseline":
+                   float(np.abs(r["w0"] - base["w0"]).max())}
+              for r in results], rules, settings, layout, config_file, dev)
+
+
+def print_solves(results, base) -> None:
+  """The solve table: each method's run against the baseline's."""
   head = (f"{'method':<16}{'sweeps':>7}{'updates':>12}{'updates/s':>11}"
           f"{'dep.steps':>10}"
           f"{'compile s':>10}{'wall s':>9}{'footprint':>10}{'peak host':>10}"
@@ -376,12 +388,6 @@ def main(argv):
           f"{base['wall_s'] / r['wall_s']:>8.1f}"
           f"{np.abs(r['w0'] - base['w0']).max():>10.1e}")
   print("# peak host is the process's peak so far (cumulative over rows)")
-  print_counts(results)
-  print_target(results, _TARGET.value)
-  write_json([{**{k: v for k, v in r.items() if k != "w0"},
-               "max_abs_diff_from_baseline":
-                   float(np.abs(r["w0"] - base["w0"]).max())}
-              for r in results], rules, settings, layout, config_file, dev)
 
 
 def write_json(results, rules, settings, layout, config_file, dev) -> None:

@@ -132,8 +132,8 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
   inside = (keys < sink) & (stage[np.minimum(farkle, sink - 1)]
                             == np.arange(S)[:, None])
   partner[inside] = local[farkle[inside]]
-  # Under a penalty every farkle is read at the values before the stage's
-  # update and the sweeps converge. Only where every farkle costs it
+  # Under a penalty a farkle into the key's own block is solved with the
+  # block (`penalty_blocks`); only where every farkle costs it
   # (penalty_count 1) can one at or near the floor stay in the stage.
   cycles = seats.penalty == 0
   if not cycles and seats.num_farkle > 1 and inside.any():

@@ -3,13 +3,13 @@ block's own farkle reads solved exactly (docs/model.md §8).
 
 A block (bank_min score sums) holds one stage per farkle-count class. Its
 stages run highest class first, so a farkle that does not cost the penalty
-reads a value already final. A penalty farkle by a player at or near the
-floor lowers the score sum by less than a block, or not at all: it lands in
-a lower class of the same block, solved after the reader. Read at the
-previous sweep's value, such a read passes its error on one chain of
-penalties per sweep: with every player at the floor and two farkles down,
-the changes fell about 20x every three sweeps, and those keys alone set the
-sweep count.
+reads a value solved earlier in the block. A penalty farkle by a player at
+or near the floor lowers the score sum by less than a block, or not at
+all: it lands in a lower class of the same block, solved after the reader.
+Read at the previous sweep's value, such a read passes its error on one
+chain of penalties per sweep: with every player at the floor and two
+farkles down, the changes fell about 20x every three sweeps, and those keys
+alone set the sweep count.
 
 With the turn policies the stages chose, each key's value is affine in the
 one farkle target it reads, with the farkle channel `a_k` as slope:

@@ -85,10 +85,13 @@ def footprint(seats: SeatsLayout, group: int) -> tuple[int, int]:
     return host + memory.RUNTIME_BYTES, values + memory.RUNTIME_BYTES
   S, U, G = multiplayer.plan_sizes(seats, group, jax.device_count())
   n = seats.players
-  tables = S * U * G * (7 * 4 + 1)
+  tables = S * U * G * (8 * 4 + 1)
   turns = (seats.num_rows + 1) * 6 * (n + 1) * G * 8 * 3
   stage = U * G * (n + 1) * 8 * 12
-  device = values + tables + turns + stage + memory.RUNTIME_BYTES
+  # A block under a penalty: its values before, read, solved and the
+  # doubling's copies, [N, stages_per_block * U * G] each.
+  block = 8 * seats.stages_per_block * U * G * n * 8
+  device = values + tables + turns + stage + block + memory.RUNTIME_BYTES
   return max(host, tables) + memory.RUNTIME_BYTES, device
 
 
@@ -229,7 +232,7 @@ class StageEngine:
       if now - logged > LOG_SECONDS:
         self._log(p, x, now - t0)
         logged = now
-      if now - saved > SAVE_SECONDS and s + 1 < S:
+      if now - saved > SAVE_SECONDS and s + per < S:
         self._save(ckpt, p, x._replace(seconds=x.seconds + now - t0))
         saved = now
     done = SeatSweep(x.w0, 0, 0.0, 0, 0.0, 0.0, x.unsettled, x.apart)
