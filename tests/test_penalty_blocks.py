@@ -98,9 +98,9 @@ def test_three_players_with_a_penalty_agree_with_the_plain_reference(
   """The reference's value iteration, started from the solver's values,
   leaves them where they are to 1e-12: they are its fixed point (from 1/3
   everywhere it reaches the same values, in the thorough tier below)."""
-  summary, w = _solve(tmp_path, 400, -200)
+  summary, w = _solve(tmp_path, 300, -150)
   assert summary["converged"]
-  ref, it = reference.solve_players_penalty(3, 400, -200, tol=1e-12,
+  ref, it = reference.solve_players_penalty(3, 300, -150, tol=1e-12,
                                             start=w)
   assert it == 1
   np.testing.assert_allclose(ref, w, rtol=0, atol=1e-12)
