@@ -263,6 +263,22 @@ def roll_value(dist, n: int, t: int, x_farkle, value):
   return roll
 
 
+def roll_vector(dist, n: int, t: int, farkle_vec, value, step: int = 50):
+  """roll_value for N players: vectors of every seat's win probability,
+  the mover's first. A score set takes its first option of the highest
+  mover value (channel 0); `t` counts score steps of `step` points."""
+  farkle, sets = dist
+  roll = float(farkle) * farkle_vec
+  for sset, p in sets.items():
+    best = None
+    for k, pts in sset:
+      o = value(t + pts // step, 6 if k == n else n - k)
+      best = o if best is None else np.where(
+          (o[..., 0] > best[..., 0])[..., None], o, best)
+    roll = roll + float(p) * best
+  return roll
+
+
 @_kept
 def solve(rules: str, goal: int, floor: int, tol: float = 1e-15,
           max_iter: int = 2000, entry: int = 0, final_round: bool = False,
@@ -604,14 +620,7 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
     for t in range(top, -1, -1):
       row = []
       for n in range(1, 7):
-        farkle, sets = dists[n]
-        roll = float(farkle) * farkle_vec
-        for sset, p in sets.items():
-          options = [value(t + pts // step, 6 if k == n else n - k)
-                     for k, pts in sset]
-          pick = np.argmax(np.stack([o[..., 0] for o in options]), axis=0)
-          best = np.choose(pick[..., None], options)
-          roll = roll + float(p) * best
+        roll = roll_vector(dists[n], n, t, farkle_vec, value)
         w = roll
         if t >= 1:   # bank minimum 50: any t > 0, unless still to enter
           total = s0 + t
@@ -676,15 +685,7 @@ def solve_players_penalty(players: int, goal: int, floor: int,
     for t in range(int(t_max.max()), -1, -1):
       row = []
       for n in range(1, 7):
-        farkle, sets = dists[n]
-        roll = float(farkle) * farkle_vec
-        for sset, p in sets.items():
-          best = None
-          for k, pts in sset:   # the first option of the highest value
-            o = value(t + pts // step, 6 if k == n else n - k)
-            best = o if best is None else np.where(
-                (o[..., 0] > best[..., 0])[..., None], o, best)
-          roll = roll + float(p) * best
+        roll = roll_vector(dists[n], n, t, farkle_vec, value)
         w = roll
         if t >= bank_min:
           total = s[0] + t
