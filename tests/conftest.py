@@ -238,3 +238,25 @@ COMMANDS = CommandLines()
 def _close_command_lines():
   yield
   COMMANDS.close()
+
+
+def crash_in_sweeps(monkeypatch, owner, name: str, save_from: int,
+                    crash_at: int):
+  """Replaces the stage engine's compiled step `owner.name` by one that,
+  from its call `save_from` on, has the engine save its position after
+  every step (`stage_engine.SAVE_SECONDS` 0) and raises KeyboardInterrupt
+  at call `crash_at`, as a crash within a sweep would. Returns a function
+  that puts the step back."""
+  from farkle_jax.solver import stage_engine
+  step, calls = getattr(owner, name), []
+
+  def failing(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == save_from:
+      monkeypatch.setattr(stage_engine, "SAVE_SECONDS", 0)
+    if len(calls) == crash_at:
+      raise KeyboardInterrupt
+    return step(*args, **kwargs)
+
+  monkeypatch.setattr(owner, name, failing)
+  return lambda: monkeypatch.setattr(owner, name, step)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import reference
+from conftest import crash_in_sweeps
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import configuration, driver, multiplayer
@@ -123,23 +124,16 @@ def test_a_crash_within_a_block_sweep_loses_nothing(tmp_path, monkeypatch):
   config.rules.update(goal=300, floor=-150, players=3)
   config.solver.update(tol=1e-14, norm="absolute")
   fresh = driver.run(config, str(tmp_path / "fresh"))
-  step, calls = penalty_blocks.compiled_block_step, []
   seats = SeatsLayout(configuration.check(config)[0])
   blocks = len(seats.stage_sizes()) // seats.stages_per_block
-
-  def failing(*args, **kwargs):
-    calls.append(1)
-    if len(calls) == blocks + 1:   # sweep 2: a save after every block
-      monkeypatch.setattr(stage_engine, "SAVE_SECONDS", 0)
-    if len(calls) == 2 * blocks - 1:   # its last block
-      raise KeyboardInterrupt
-    return step(*args, **kwargs)
-
-  monkeypatch.setattr(penalty_blocks, "compiled_block_step", failing)
+  # Sweep 2 saves after every block and stops before its last one.
+  restore_step = crash_in_sweeps(monkeypatch, penalty_blocks,
+                                 "compiled_block_step", save_from=blocks + 1,
+                                 crash_at=2 * blocks - 1)
   workdir = str(tmp_path / "crash")
   with pytest.raises(KeyboardInterrupt):
     driver.run(config, workdir)
-  monkeypatch.setattr(penalty_blocks, "compiled_block_step", step)
+  restore_step()
   monkeypatch.setattr(stage_engine, "SAVE_SECONDS", 300)
   restore, found = stage_engine.StageEngine.restore, []
   monkeypatch.setattr(stage_engine.StageEngine, "restore",

@@ -11,7 +11,7 @@ import jax
 import numpy as np
 import pytest
 
-from conftest import COMMANDS, ROOT
+from conftest import COMMANDS, ROOT, crash_in_sweeps
 from farkle_jax.solver import configuration, driver, multiplayer, results
 from farkle_jax.solver import stage_engine
 from farkle_jax.solver.driver import NotConverged
@@ -52,26 +52,18 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
   config, fresh, _ = unsettled_game
   assert fresh["unsettled_keys"] == 3
   stages = len(stage_engine.check(config)[0].stage_sizes())
-  step, calls = multiplayer.compiled_stage_step, []
   crash = stages + stages * 3 // 4
-
-  def failing(*args, **kwargs):
-    calls.append(1)
-    if len(calls) == crash - 3:
-      # A checkpoint after each of the last stages before the crash (more
-      # than checkpoint.keep: old ones go): the one it resumes from is
-      # that of the stage before it, as with a save after every stage (a
-      # save costs 50 ms; one after each stage of both sweeps took 6 s).
-      monkeypatch.setattr(stage_engine, "SAVE_SECONDS", 0)
-    if len(calls) == crash:
-      raise KeyboardInterrupt
-    return step(*args, **kwargs)
-
-  monkeypatch.setattr(multiplayer, "compiled_stage_step", failing)
+  # A checkpoint after each of the last stages before the crash (more than
+  # checkpoint.keep: old ones go): the one it resumes from is that of the
+  # stage before it, as with a save after every stage (a save costs 50 ms;
+  # one after each stage of both sweeps took 6 s).
+  restore_step = crash_in_sweeps(monkeypatch, multiplayer,
+                                 "compiled_stage_step", save_from=crash - 3,
+                                 crash_at=crash)
   workdir = str(tmp_path / "crash")
   with pytest.raises(KeyboardInterrupt):
     driver.run(config, workdir)
-  monkeypatch.setattr(multiplayer, "compiled_stage_step", step)
+  restore_step()
   summary = driver.run(config, workdir)
   np.testing.assert_allclose(summary["seat_win"], fresh["seat_win"],
                              rtol=0, atol=1e-15)
