@@ -237,8 +237,6 @@ def _models(w0: jax.Array, tables: SeatTables, s: jax.Array,
   for fixed policies a turn is affine in what a farkle is worth)."""
   n = plan.seats.players
   v = stage_pass(w0, tables, s, roll, plan)
-  if not plan.cycles:   # every farkle read lies outside the stage
-    return _Models(v[:n], jnp.zeros_like(v[n]))
   read = plan.seats.from_next(w0[tables.farkle[s]].T, jnp)
   return _Models(v[:n] - v[n][None] * read, v[n])
 
@@ -254,7 +252,7 @@ def first_guess(w0: jax.Array, tables: SeatTables, s: jax.Array,
 def _settle(w0: jax.Array, tables: SeatTables, s: jax.Array,
             roll: RollArrays, plan: SeatPlan) -> tuple[jax.Array, ...]:
   """Policy steps of stage s until its values change by less than
-  `NEWTON_ATOL` (one step with a penalty), at most `NEWTON_STEPS`, or until
+  `NEWTON_ATOL`, at most `NEWTON_STEPS`, or until
   they repeat the values of two steps before: the steps then alternate
   between two policy profiles, and more of them would only repeat those.
 
@@ -274,8 +272,8 @@ def _settle(w0: jax.Array, tables: SeatTables, s: jax.Array,
 
   def more(carry):
     _, i, change, _, repeat = carry
-    return ((i < (NEWTON_STEPS if plan.cycles else 1))
-            & (change >= NEWTON_ATOL) & (repeat >= NEWTON_ATOL))
+    return ((i < NEWTON_STEPS) & (change >= NEWTON_ATOL)
+            & (repeat >= NEWTON_ATOL))
 
   inf = jnp.asarray(jnp.inf, w0.dtype)
   w0, i, change, prev, _ = jax.lax.while_loop(more, step, (
@@ -286,7 +284,8 @@ def _settle(w0: jax.Array, tables: SeatTables, s: jax.Array,
 def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
                first: jax.Array, roll: RollArrays, plan: SeatPlan
                ) -> tuple[jax.Array, ...]:
-  """Solves stage s in place.
+  """Solves stage s of rules without a penalty in place (under one, a
+  block at a time: `penalty_blocks.block_step`).
 
   Policy steps (each a turn pass of the stage and an exact cycle solve)
   run until the values change by less than `NEWTON_ATOL`, at most
@@ -315,21 +314,28 @@ def stage_step(w0: jax.Array, tables: SeatTables, s: jax.Array,
   w0, steps, change, prev = settle(w0)
   # An unsettled stage starts again from the first sweep's guess, so that
   # its values depend on the stages before it alone, as in the first sweep.
-  retry = plan.cycles & ~first & (change >= NEWTON_ATOL)
+  retry = ~first & (change >= NEWTON_ATOL)
   w0, again, change, prev = jax.lax.cond(
       retry, lambda w0: settle(guess(w0)),
       lambda w0: (w0, jnp.zeros((), jnp.int32), change, prev), w0)
   steps = steps + again
   last = w0[keys].T
   apart = jnp.where(real[None], jnp.abs(last - prev), 0).max(axis=0)
-  open_ = (apart >= NEWTON_ATOL) & plan.cycles
+  open_ = apart >= NEWTON_ATOL
   w0 = w0.at[keys].set(jnp.where(open_[None], (last + prev) / 2, last).T)
-  after = w0[keys].T
+  return (w0, largest_change(w0[keys].T, before, real, plan.relative),
+          steps, jnp.sum(open_).astype(jnp.int32),
+          jnp.where(open_, apart, 0).max())
+
+
+def largest_change(after: jax.Array, before: jax.Array, real: jax.Array,
+                   relative: bool) -> jax.Array:
+  """[] the largest change of a stage's or block's values ([N, M] each;
+  `real` [M] masks padding), relative to the new values if `relative`."""
   delta = jnp.abs(after - before)
-  if plan.relative:
+  if relative:
     delta = delta / jnp.maximum(after, jnp.finfo(after.dtype).tiny)
-  return (w0, jnp.where(real[None], delta, 0).max(), steps,
-          jnp.sum(open_).astype(jnp.int32), jnp.where(open_, apart, 0).max())
+  return jnp.where(real[None], delta, 0).max()
 
 
 compiled_stage_step = jax.jit(stage_step, static_argnames=("plan",),

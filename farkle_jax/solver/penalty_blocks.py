@@ -104,10 +104,7 @@ def block_step(w0: jax.Array, tables: SeatTables, b: jax.Array,
   out = w0[keys].T
   x = solve_chains(out - slope[None] * read, slope, partner, n)
   w0 = w0.at[keys].set(x.T)
-  delta = jnp.abs(x - before)
-  if plan.relative:
-    delta = delta / jnp.maximum(x, jnp.finfo(x.dtype).tiny)
-  return w0, jnp.where(real[None], delta, 0).max()
+  return w0, multiplayer.largest_change(x, before, real, plan.relative)
 
 
 def _warm(w0: jax.Array, tables: SeatTables, rows: jax.Array,
