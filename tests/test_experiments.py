@@ -402,3 +402,15 @@ def test_kernel_tuning_times_each_variant_and_agrees(tmp_path):
     assert r["max_abs_diff"] < 1e-14   # the same sweeps, cut otherwise
   bad = _script("experiments/kernel_tuning.py", "--variants=cuda:4")
   assert bad.returncode != 0 and "kernel:chunks" in bad.stderr
+
+
+@pytest.mark.parametrize("args", [["--methods=seats,ordered"],
+                                  ["--methods=ordered,seats",
+                                   "--counts_only"]])
+def test_benchmark_refuses_the_stage_engine_where_it_cannot_run(args):
+  out = _script("experiments/benchmark.py", "--config",
+                "configs/tiny.py:facebook", *args)
+  assert out.returncode == 2 and "Traceback" not in out.stderr
+  assert out.stderr.strip() == ("error: --methods: 'seats' needs a "
+                                "two-player method before it and no "
+                                "--counts_only")
