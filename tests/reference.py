@@ -576,7 +576,8 @@ def evaluate(rules: str, goal: int, floor: int, policy_a, policy_b,
 def solve_players(players: int, goal: int, tol: float = 1e-15,
                   max_iter: int = 5000, entry: int = 0,
                   start: np.ndarray | None = None,
-                  faces: tuple | None = None) -> tuple[np.ndarray, dict]:
+                  faces: tuple | None = None, cap: int | None = None
+                  ) -> tuple[np.ndarray, dict]:
   """The minimal rules for `players` players, each maximizing their own
   win probability. Returns W0[s_0, .., s_{N-1}, i]: scores (index = points
   / 50) in turn order from the player to move, and seat i's probability;
@@ -586,7 +587,9 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   board"). `start` (W0's shape): where the iteration starts instead of
   1/N everywhere; from a claimed solution a sweep or two check that it is
   this iteration's fixed point. `faces`: the chances of faces 1..6 of
-  every die (Fractions; None: fair).
+  every die (Fractions; None: fair). `cap` (points): the final round
+  (`final_round_players`), turn totals followed up to `cap` past the goal;
+  None: reaching the goal wins.
 
   Ties for the mover: banking is preferred to rolling at equal value, and
   among scorings the first of the score set (fewest dice used) wins; the
@@ -598,11 +601,18 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   idx = np.meshgrid(*(np.arange(nb) for _ in range(N)), indexing="ij")
   s0 = idx[0]
   least = np.where(s0 == 0, max(bank_min, entry), bank_min) // step  # per key
-  top = nb - 1
   dists = {n: distribution("minimal", n, faces) for n in range(1, 7)}
   win = np.zeros(shape + (N,))
   win[..., 0] = 1.0
   w0 = np.full(shape + (N,), 1.0 / N) if start is None else start.copy()
+  past = 0 if cap is None else cap // step
+  top = nb - 1 + past
+  last = np.zeros((past,) + shape + (N,))   # banks reaching goal + j steps
+  for j in range(past):
+    for key in itertools.product(range(nb), repeat=N):
+      chasers = tuple((i, key[i] * step) for i in range(1, N))
+      last[(j,) + key] = final_round_players(
+          N, goal, cap, chasers, goal + j * step, 0, faces)
 
   def pass_on(w0, total):
     """Current-seat vector after the turn passes with the mover at
@@ -625,9 +635,14 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
         if t >= 1:   # bank minimum 50: any t > 0, unless still to enter
           total = s0 + t
           bank = np.where((total >= nb)[..., None], win, pass_on(w0, total))
+          if past:
+            at = np.clip(total - nb, 0, past - 1)
+            at = last[(at,) + tuple(idx)]
+            bank = np.where(((total >= nb) & (total < nb + past))[..., None],
+                            at, bank)
           take = (t >= least) & (bank[..., 0] >= roll[..., 0])
           w = np.where(take[..., None], bank, roll)
-        done = (s0 + t >= nb) & (t >= least)
+        done = (s0 + t >= nb + past) & (t >= least)
         row.append(np.where(done[..., None], win, w))
       V[t] = row
     new = V[0][5]
@@ -636,6 +651,47 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
     if change < tol:
       break
   return w0, V
+
+
+@functools.lru_cache(maxsize=None)
+def final_round_players(players: int, goal: int, cap: int, chasers: tuple,
+                        bar: int, holder: int, faces: tuple | None = None
+                        ) -> tuple:
+  """Every seat's chance to win the final round of the minimal rules (bank
+  minimum 50), seats counted from the player who reached the goal.
+
+  `chasers`: ((seat, banked score), ..) still to play, in order; each plays
+  one turn and wins only by finishing strictly higher than `bar` (points),
+  held by seat `holder`; a chaser who does holds the bar for the rest. A
+  total of `cap` points past the goal or more wins at once. Each chaser
+  maximizes their own chance; at equal value banking first, then a score
+  set's first option."""
+  if not chasers:
+    return tuple(float(i == holder) for i in range(players))
+  (seat, score), rest = chasers[0], chasers[1:]
+  fail = final_round_players(players, goal, cap, rest, bar, holder, faces)
+  dists = {n: distribution("minimal", n, faces) for n in range(1, 7)}
+
+  @functools.lru_cache(maxsize=None)
+  def turn(x: int, n: int) -> tuple:
+    if x >= goal + cap:
+      return tuple(float(i == seat) for i in range(players))
+    farkle, sets = dists[n]
+    roll = [float(farkle) * v for v in fail]
+    for sset, p in sets.items():
+      best = None
+      for k, pts in sset:
+        o = turn(x + pts, 6 if k == n else n - k)
+        if best is None or o[seat] > best[seat]:
+          best = o
+      roll = [r + float(p) * b for r, b in zip(roll, best)]
+    if x > bar and x - score >= 50:
+      bank = final_round_players(players, goal, cap, rest, x, seat, faces)
+      if bank[seat] >= roll[seat]:
+        return bank
+    return tuple(roll)
+
+  return turn(score, 6)
 
 
 @_kept

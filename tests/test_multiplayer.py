@@ -11,8 +11,8 @@ import pytest
 import reference
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import configuration, driver, multiplayer
-from farkle_jax.strategy import seated
+from farkle_jax.solver import configuration, driver, multiplayer, results
+from farkle_jax.strategy import seat_game, seated
 
 
 def _config(preset, goal, players, floor=None, **rules):
@@ -45,6 +45,38 @@ def test_agrees_with_the_plain_reference(tmp_path, players, goal):
   np.testing.assert_allclose(w, ref, rtol=0, atol=1e-12)
   assert summary["converged"] and summary["iterations"] == 2
   assert np.abs(w.sum(-1) - 1).max() < 1e-12
+
+
+@pytest.mark.parametrize("players, goal, cap", [(3, 300, 200),
+                                                (4, 250, 100)])
+def test_a_final_round_agrees_with_the_plain_reference(tmp_path, players,
+                                                       goal, cap):
+  """Banking at the goal gives every other player one last turn in seat
+  order (`solver.last_turns`); turns run past the goal up to the cap. The
+  reference follows every turn to the cap and plays the last turns by its
+  own recursion."""
+  summary, w = _solve(tmp_path, "minimal", goal, players, final_round=True,
+                      final_round_cap=cap)
+  ref, _ = reference.solve_players(players, goal, cap=cap)
+  np.testing.assert_allclose(w.reshape(ref.shape), ref, rtol=0, atol=1e-12)
+  plain, _ = reference.solve_players(players, goal)
+  assert np.abs(ref - plain).max() > 0.1   # the rule changes the values
+  assert summary["converged"]
+  with pytest.raises(results.ResultsError, match="rules.final_round with"):
+    seat_game.SeatGame.load(str(tmp_path))   # its turns would win at goal
+
+
+def test_a_final_round_of_two_gives_the_two_player_values(tmp_path):
+  """The seat engine's last turns against the two-player solver's chaser
+  table, with a bank minimum, a penalty and a floor."""
+  rules = dict(final_round=True, final_round_cap=600)
+  _, w = _solve(tmp_path / "seats", "facebook", 1000, 2, floor=-500,
+                **rules)
+  config = _config("facebook", 1000, 2, floor=-500, **rules)
+  config.solver.method = "ordered"
+  driver.run(config, str(tmp_path / "two"))
+  w2 = np.load(tmp_path / "two" / "start_values.npy")
+  np.testing.assert_allclose(w[..., 0], w2, rtol=0, atol=1e-12)
 
 
 # Two players in the thorough tier: three show the same rule.

@@ -92,7 +92,8 @@ def test_a_run_resumes_with_another_sub_batch_size(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("flag, says", [
     ("--config.rules.players=7", "config.rules.players = 7 is not allowed"),
-    ("--config.rules.final_round=True", "2 with a final round (the last"),
+    ("--config.rules.final_round=True --config.rules.final_round_ties="
+     "shared", "2 with rules.final_round_ties='shared' (a tie of"),
     ("--config.rules.entry_minimum=500 --config.rules.penalty=500 "
      "--config.rules.floor=-500", "entry minimum under a farkle"),
     ("--config.solver.method=wavefront", "'auto', 'ordered' or 'seats' with"),

@@ -144,9 +144,12 @@ class ScoreUnits:
 
   @property
   def past_goal(self) -> int:
-    """Units past the goal a turn total is followed (none: reaching the
-    goal wins at once)."""
-    return 0
+    """Units past the goal a turn total is followed: the final-round cap
+    (`rules.final_round_cap`); 0 without a final round, where reaching the
+    goal wins at once."""
+    if not self.rules.final_round:
+      return 0
+    return self.rules.final_round_cap // self.unit
 
   def t_max(self, b, xp: ModuleType = np):
     """Largest non-terminal turn total (units) for banked-score index b."""
@@ -270,15 +273,6 @@ class StateLayout(ScoreUnits):
     if self.num_off:
       base = xp.where(base < 0, -1 - base, base)
     return base + t * self.bank_stride
-
-  @property
-  def past_goal(self) -> int:
-    """`ScoreUnits.past_goal`: units past the goal a turn total is followed
-    (the final-round cap;
-    0 without a final round, where reaching the goal wins at once)."""
-    if not self.rules.final_round:
-      return 0
-    return self.rules.final_round_cap // self.unit
 
   # Scores.
   def index_of(self, score: int, field: str = "score",

@@ -324,10 +324,11 @@ def _validate_players(r: Rules) -> None:
   if not isinstance(n, int) or isinstance(n, bool) or not (
       2 <= n <= MAX_PLAYERS):
     _fail("players", n, f"an integer from 2 to {MAX_PLAYERS}")
-  if n > 2 and r.final_round:
-    _fail("players", n, "2 with a final round (the last turns of N players "
-          "would need the bar and who is still to play in the state, "
-          "docs/model.md §8: set rules.final_round=False)")
+  if n > 2 and r.final_round and r.final_round_ties != "leader":
+    _fail("players", n, "2 with rules.final_round_ties='shared' (a tie of "
+          "several players at the bar would need the number tied in the "
+          "last turns, docs/model.md §8: set rules.final_round_ties="
+          "'leader')")
   if n > 2 and r.entry_minimum and r.has_penalty:
     _fail("players", n, "2 with an entry minimum under a farkle penalty "
           "(a score of 0 would no longer say who is on the board, "

@@ -44,7 +44,8 @@ from jax.sharding import Mesh, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import vector_pass
+from farkle_jax.game import roll_tables
+from farkle_jax.solver import bellman, last_turns, vector_pass
 from farkle_jax.solver.bellman import RollArrays
 
 NEWTON_STEPS = 8      # most policy steps of a stage per sweep
@@ -71,6 +72,9 @@ class SeatTables(NamedTuple):
                         #   for the farkle target: where it lies in a later
                         #   block, the key with its scores raised into the
                         #   block before (`SeatsLayout.raised_key`)
+  final: jax.Array      # [P * B^(N-1), N] a bank at or past the goal
+                        #   under the final round (`last_turns`; [1, N]
+                        #   unused without one)
   real: jax.Array       # [S, U * G] bool not padding
   work: np.ndarray      # [S] the stage's share of all states (host)
 
@@ -145,8 +149,17 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
       *(jnp.asarray(x, jnp.int32) for x in (keys, farkle, partner, bank,
                                              mover, top, warm, chain,
                                              first)),
-      real=jnp.asarray(keys < sink), work=states / states.sum())
+      final=jnp.asarray(_final(seats)), real=jnp.asarray(keys < sink),
+      work=states / states.sum())
   return tables, SeatPlan(seats, G, U, cycles, relative, mesh)
+
+
+def _final(seats: SeatsLayout) -> np.ndarray:
+  """`SeatTables.final`."""
+  if not seats.past_goal:
+    return np.zeros((1, seats.players))
+  roll = bellman.roll_arrays(roll_tables.build(seats.rules))
+  return last_turns.final_values(seats, roll)
 
 
 def _block_reads(seats: SeatsLayout, fields, stage: np.ndarray,
@@ -183,11 +196,13 @@ def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
   the keys its farkles read (default `tables.farkle[s]`)."""
   G, U, C = plan.group, plan.batches, plan.seats.players + 1
 
-  def local(w0, farkle, base, s0, top, roll):   # [U / devices, G] each
+  def local(w0, farkle, base, s0, top, roll, final):  # [U / devices, G]
+    final = final if plan.seats.past_goal else None
+
     def one(u, out):
       batch = vector_pass.Batch(
           farkle=vector_pass.farkle_values(w0, farkle[u], plan.seats),
-          bank_base=base[u], s0=s0[u], top=top[u])
+          bank_base=base[u], s0=s0[u], top=top[u], final=final)
       v = vector_pass.turn_pass(w0, batch, roll, plan.seats)
       return jax.lax.dynamic_update_index_in_dim(out, v, u, axis=0)
     out = jnp.zeros((farkle.shape[0], C, G), w0.dtype)
@@ -199,8 +214,9 @@ def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
   if plan.mesh is not None:
     local = jax.shard_map(
         local, mesh=plan.mesh, out_specs=P("batch"), check_vma=False,
-        in_specs=(P(), P("batch"), P("batch"), P("batch"), P("batch"), P()))
-  out = local(w0, *parts, tables.top[s], roll)                  # [U, C, G]
+        in_specs=(P(), P("batch"), P("batch"), P("batch"), P("batch"), P(),
+                  P()))
+  out = local(w0, *parts, tables.top[s], roll, tables.final)    # [U, C, G]
   return out.transpose(1, 0, 2).reshape(C, U * G)
 
 

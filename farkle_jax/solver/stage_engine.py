@@ -27,7 +27,7 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game.rules import Rules
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, checkpointing, configuration
-from farkle_jax.solver import integrity, memory, multiplayer
+from farkle_jax.solver import integrity, last_turns, memory, multiplayer
 from farkle_jax.solver import penalty_blocks, placement, results
 from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.engine import Chunk, Progress, clock, fingerprint
@@ -91,7 +91,8 @@ def footprint(seats: SeatsLayout, group: int) -> tuple[int, int]:
   # A block under a penalty: its values before, read, solved and the
   # doubling's copies, [N, stages_per_block * U * G] each.
   block = 8 * seats.stages_per_block * U * G * n * 8
-  device = values + tables + turns + stage + block + memory.RUNTIME_BYTES
+  device = (values + tables + turns + stage + block
+            + last_turns.footprint(seats) + memory.RUNTIME_BYTES)
   return max(host, tables) + memory.RUNTIME_BYTES, device
 
 

@@ -13,7 +13,8 @@ alone; the other channels follow the decision:
 with `farkle` the next player's start vector after a farkle, seen from the
 mover, and channel N equal to 1; `bank(t)` the next player's start vector
 after banking t (channel N: 0), or the win vector once the bank reaches the
-goal; the bank floor is the bank minimum, or the entry minimum for a mover
+goal (under the final round: the last turns' values, `last_turns`, and the
+win vector past the cap); the bank floor is the bank minimum, or the entry minimum for a mover
 not on the board yet (`SeatsLayout.bank_floor`). The farkle channel is the slope of the turn's value in what a farkle
 is worth, which the ordered solver's Newton step needs.
 """
@@ -38,6 +39,9 @@ class Batch(NamedTuple):
   bank_base: jax.Array  # [k] int32 `SeatsLayout.bank_base`
   s0: jax.Array         # [k] int32 the mover's banked-score index
   top: jax.Array        # [] int32 highest row to update (-1: none)
+  final: jax.Array | None = None  # [P * B^(N-1), N] a bank at or past the
+                        #   goal under the final round (`last_turns`);
+                        #   None: reaching the goal wins
 
 
 def win_vector(players: int, dtype) -> jax.Array:
@@ -56,13 +60,21 @@ def farkle_values(w0: jax.Array, targets: jax.Array, seats: SeatsLayout
 def bank_values(w0: jax.Array, batch: Batch, t: jax.Array,
                 seats: SeatsLayout) -> jax.Array:
   """[C, k] what banking t units is worth to the mover of each key."""
+  B = seats.num_scores
   reach = batch.s0 + t
-  wins = reach >= seats.num_scores
+  goal = reach >= B
   sink = w0.shape[0] - 1
-  pos = jnp.where(wins, sink, batch.bank_base + t * seats.score_stride)
+  pos = jnp.where(goal, sink, batch.bank_base + t * seats.score_stride)
   ahead = seats.from_next(w0[pos].T, jnp)                # [N, k]
+  if batch.final is not None:
+    # The others' scores in seat order: the bank base without the banker.
+    others = batch.bank_base // seats.score_stride // B
+    bar = jnp.clip(reach - B, 0, seats.past_goal - 1)
+    last = batch.final[bar * B ** (seats.players - 1) + others].T
+    ahead = jnp.where(goal[None], last, ahead)
+    goal = reach >= B + seats.past_goal       # past the cap: a win
   win = win_vector(seats.players, w0.dtype)[:, None]
-  ahead = jnp.where(wins[None], win[:-1], ahead)
+  ahead = jnp.where(goal[None], win[:-1], ahead)
   return jnp.concatenate([ahead, jnp.zeros_like(ahead[:1])], axis=0)
 
 

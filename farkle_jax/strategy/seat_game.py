@@ -96,6 +96,11 @@ class SeatGame:
           "--allow_unconverged to read it anyway")
     seats = SeatsLayout(rules_lib.from_mapping(
         {"preset": "facebook", **summary["rules"]}))
+    if seats.past_goal:   # these turns bank at the goal for a win
+      raise results.ResultsError(
+          f"--workdir={workdir}: rules.final_round with the seat engine: "
+          "its win probabilities are in summary.json and start_values.npy; "
+          "turns, advice, tables and games of it are not available")
     if w0.shape != seats.key_shape + (seats.players,):
       raise results.ResultsError(
           f"--workdir={workdir}: start_values.npy has shape {w0.shape}, "
