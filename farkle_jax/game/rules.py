@@ -87,9 +87,9 @@ class Rules:
       model follows a leader who rolls on to raise the bar; past it the
       leader is taken to have won (the cap experiment bounds the error).
     players: players at the table, 2 to 6; with more than two each
-      maximizes their own win probability (docs/model.md §8), without a
-      final round, and with an entry minimum only where there is no
-      farkle penalty.
+      maximizes their own win probability (docs/model.md §8); with a
+      final round whose ties go to the leader, and with an entry minimum
+      only where there is no farkle penalty.
     dice: the hand: `()` six fair dice; six face chances (faces 1..6,
       summing to 1) for six dice alike; or up to six such six-tuples, one
       per die, the rest fair (`game.dice`, docs/model.md §1).
