@@ -576,8 +576,8 @@ def evaluate(rules: str, goal: int, floor: int, policy_a, policy_b,
 def solve_players(players: int, goal: int, tol: float = 1e-15,
                   max_iter: int = 5000, entry: int = 0,
                   start: np.ndarray | None = None,
-                  faces: tuple | None = None, cap: int | None = None
-                  ) -> tuple[np.ndarray, dict]:
+                  faces: tuple | None = None, cap: int | None = None,
+                  hand: tuple | None = None) -> tuple[np.ndarray, dict]:
   """The minimal rules for `players` players, each maximizing their own
   win probability. Returns W0[s_0, .., s_{N-1}, i]: scores (index = points
   / 50) in turn order from the player to move, and seat i's probability;
@@ -589,19 +589,33 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   this iteration's fixed point. `faces`: the chances of faces 1..6 of
   every die (Fractions; None: fair). `cap` (points): the final round
   (`final_round_players`), turn totals followed up to `cap` past the goal;
-  None: reaching the goal wins.
+  None: reaching the goal wins. `hand`: six dice that differ, each die's
+  chances of faces 1..6 (Fractions), shared by every player; the in-turn
+  states are then the positions of the dice left (`hand_distribution`),
+  V[t][i] that of `hand_states(hand)[i]`.
 
   Ties for the mover: banking is preferred to rolling at equal value, and
-  among scorings the first of the score set (fewest dice used) wins; the
+  among scorings the first of the score set (fewest dice used; with
+  `hand`, the first of its options in order of the dice left) wins; the
   other players' values decide nothing.
   """
+  assert hand is None or (faces is None and cap is None)
   step, bank_min, N = 50, 50, players
   nb = goal // step
   shape = (nb,) * N
   idx = np.meshgrid(*(np.arange(nb) for _ in range(N)), indexing="ij")
   s0 = idx[0]
   least = np.where(s0 == 0, max(bank_min, entry), bank_min) // step  # per key
-  dists = {n: distribution("minimal", n, faces) for n in range(1, 7)}
+  if hand is None:
+    dists = {n: distribution("minimal", n, faces) for n in range(1, 7)}
+    rolled = lambda n, t, fv, value: roll_vector(dists[n], n, t, fv, value)
+    states = list(range(1, 7))
+  else:
+    dists = _hands("minimal", hand)
+    rolled = lambda left, t, fv, value: _hand_vector(dists[left], t, fv,
+                                                     value)
+    states = hand_states(hand)
+  where = {state: i for i, state in enumerate(states)}
   win = np.zeros(shape + (N,))
   win[..., 0] = 1.0
   w0 = np.full(shape + (N,), 1.0 / N) if start is None else start.copy()
@@ -625,12 +639,12 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
     V: dict[int, list] = {}
 
     def value(t, n):
-      return win if t > top else V[t][n - 1]
+      return win if t > top else V[t][where[n]]
 
     for t in range(top, -1, -1):
       row = []
-      for n in range(1, 7):
-        roll = roll_vector(dists[n], n, t, farkle_vec, value)
+      for n in states:
+        roll = rolled(n, t, farkle_vec, value)
         w = roll
         if t >= 1:   # bank minimum 50: any t > 0, unless still to enter
           total = s0 + t
@@ -645,12 +659,33 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
         done = (s0 + t >= nb + past) & (t >= least)
         row.append(np.where(done[..., None], win, w))
       V[t] = row
-    new = V[0][5]
+    new = V[0][-1]                 # the whole hand: six dice, or all left
     change = np.abs(new - w0).max()
     w0 = new
     if change < tol:
       break
   return w0, V
+
+
+def hand_states(hand: tuple) -> list:
+  """The in-turn dice states of a hand of dice that differ: the positions
+  of the dice left, every nonempty subset, all six last."""
+  return sorted(_hands("minimal", hand), key=lambda s: (len(s), s))
+
+
+def _hand_vector(dist, t: int, farkle_vec, value, step: int = 50):
+  """roll_vector for a hand of dice that differ: `dist` is
+  `hand_distribution`, whose options name the dice left."""
+  farkle, sets = dist
+  roll = float(farkle) * farkle_vec
+  for oset, p in sets.items():
+    best = None
+    for rest, pts in oset:
+      o = value(t + pts // step, rest)
+      best = o if best is None else np.where(
+          (o[..., 0] > best[..., 0])[..., None], o, best)
+    roll = roll + float(p) * best
+  return roll
 
 
 @functools.lru_cache(maxsize=None)

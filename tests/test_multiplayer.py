@@ -138,6 +138,35 @@ def test_loaded_dice_agree_with_the_plain_reference(tmp_path):
   assert summary["converged"]
 
 
+def test_dice_that_differ_agree_with_the_plain_reference(tmp_path):
+  """One lucky die among five fair ones, shared by three players: the
+  seat engine's 63 dice states (which dice are left) against the
+  reference's own enumeration of every subset of the hand's dice. Started
+  from the engine's values, the reference's iteration leaves them where
+  they are (its fixed point; from 1/3 it takes 30 s to the same)."""
+  lucky = (Fraction(1, 4), Fraction(1, 10), Fraction(3, 20),
+           Fraction(3, 20), Fraction(1, 5), Fraction(3, 20))
+  hand = (lucky,) + tuple((Fraction(1, 6),) * 6 for _ in range(5))
+  summary, w = _solve(tmp_path, "minimal", 300, 3,
+                      dice=(tuple(float(x) for x in lucky),))
+  assert summary["converged"]
+  start = w.reshape((6,) * 3 + (3,))
+  ref, _ = reference.solve_players(3, 300, hand=hand, start=start)
+  np.testing.assert_allclose(start, ref, rtol=0, atol=1e-12)
+  fair, _ = reference.solve_players(3, 300)
+  assert np.abs(ref - fair).max() > 0.01   # the lucky die matters
+  with pytest.raises(results.ResultsError, match="dice that differ with"):
+    seat_game.SeatGame.load(str(tmp_path))   # its turns roll dice counts
+
+
+def test_hands_of_their_own_are_refused_by_the_seat_engine():
+  config = _config("minimal", 1000, 2, hands=((), (0.26, 0.12, 0.12, 0.12,
+                                                   0.26, 0.12)))
+  with pytest.raises(configuration.ConfigError,
+                     match="'value_iteration' with rules.hands"):
+    configuration.check(config)
+
+
 def test_a_penalty_at_every_farkle_agrees_with_the_reference(tmp_path):
   """penalty_count 1: a farkle at the floor keeps its stage (no rotation
   cycle there); two players against the plain reference, three are

@@ -122,15 +122,15 @@ def _flag(field, value):
 
 
 def _check_hand(r: rules_lib.Rules, method: str) -> None:
-  """Dice that differ: two players, swept by the scalar pass."""
+  """Dice that differ: the scalar pass's methods or the seat engine."""
+  if r.hands and method == SEATS:
+    _fail("solver.method", method, "'auto', 'ordered' or 'value_iteration' "
+          "with rules.hands (the seat engine gives every player one hand)")
   if r.dice_alike:
     return
-  if r.players != 2:
-    _fail("rules.players", r.players, "2 with dice that differ in one hand "
-          "(rules.dice): the seat engine holds six dice states")
-  if method not in ("auto", "ordered", "value_iteration"):
-    _fail("solver.method", method, "'auto', 'ordered' or 'value_iteration' "
-          "with dice that differ in one hand (rules.dice)")
+  if method not in ("auto", "ordered", "value_iteration", SEATS):
+    _fail("solver.method", method, "'auto', 'ordered', 'value_iteration' "
+          f"or '{SEATS}' with dice that differ in one hand (rules.dice)")
 
 
 def _slices(config, r: rules_lib.Rules) -> list[tuple[int, int, int, int]]:

@@ -35,7 +35,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import vector_pass
 from farkle_jax.solver.bellman import RollArrays
@@ -50,7 +49,7 @@ def footprint(seats: SeatsLayout) -> int:
     return 0
   n, P, B = seats.players, seats.past_goal, seats.num_scores
   tables = 2 * P * B ** (n - 1) * n * 8
-  passes = (seats.num_rows + 1) * N_DICE * (n + 1) * CHUNK * 8 * 3
+  passes = (seats.num_rows + 1) * seats.dice_states * (n + 1) * CHUNK * 8 * 3
   return tables + passes + P * B ** (n - 1) * (n + 1) * 8 * 2
 
 
@@ -102,7 +101,7 @@ def _chaser_table(seats: SeatsLayout, roll: RollArrays, after: np.ndarray
 @functools.partial(jax.jit, static_argnames=("seats",))
 def _passes(after: jax.Array, tau: jax.Array, later: jax.Array,
             roll: RollArrays, seats: SeatsLayout) -> jax.Array:
-  """[B, C, k] chaser j's values from every start score (row s, six dice)
+  """[B, C, k] chaser j's values from every start score (row s, the whole hand)
   for k (threshold, later scores) pairs; channels (j's chance, the later
   chasers' chances where j passes the bar, the chance that j fails)."""
   P, _, c = after.shape
@@ -123,4 +122,4 @@ def _passes(after: jax.Array, tau: jax.Array, later: jax.Array,
                             top=jnp.asarray(top, jnp.int32))
   rows = vector_pass.turn_pass(after, batch, roll, seats, full=True,
                                bank=bank, win=win)
-  return rows[:seats.num_scores, N_DICE - 1]
+  return rows[:seats.num_scores, roll.dice_states - 1]   # the whole hand

@@ -42,7 +42,6 @@ import numpy as np
 
 from jax.sharding import Mesh, PartitionSpec as P
 
-from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.game import roll_tables
 from farkle_jax.solver import bellman, last_turns, vector_pass
@@ -144,7 +143,7 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
     raise AssertionError("a same-stage farkle under a penalty")
   chain, first = _block_reads(seats, fields, stage, keys, farkle, local)
   states = np.zeros(S)
-  np.add.at(states, stage_o, (seats.t_max(s0_o) + 1) * N_DICE)
+  np.add.at(states, stage_o, (seats.t_max(s0_o) + 1) * seats.dice_states)
   tables = SeatTables(
       *(jnp.asarray(x, jnp.int32) for x in (keys, farkle, partner, bank,
                                              mover, top, warm, chain,

@@ -86,7 +86,7 @@ def footprint(seats: SeatsLayout, group: int) -> tuple[int, int]:
   S, U, G = multiplayer.plan_sizes(seats, group, jax.device_count())
   n = seats.players
   tables = S * U * G * (8 * 4 + 1)
-  turns = (seats.num_rows + 1) * 6 * (n + 1) * G * 8 * 3
+  turns = (seats.num_rows + 1) * seats.dice_states * (n + 1) * G * 8 * 3
   stage = U * G * (n + 1) * 8 * 12
   # A block under a penalty: its values before, read, solved and the
   # doubling's copies, [N, stages_per_block * U * G] each.

@@ -26,7 +26,6 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver.bellman import RollArrays
 
@@ -96,22 +95,23 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
       with `win` ([C], default `win_vector`), the channels may be others
       than those of the solve (strategy evaluation: decisions on a channel
       of their own).
-    policy: (prefer [T + 1, 6], banks [T + 1, 6] bool), a turn policy that
+    policy: (prefer [T + 1, S], banks [T + 1, S] bool), a turn policy that
       ignores the scores: channel 0 of every non-winning state is
       `prefer[t, n]`, of a winning one `win[0]` (give it a value above every
       preference), and the mover banks where `banks` says so or where
       banking wins. None: decide on channel 0 as computed.
 
   Returns:
-    [C, k] the value vector at (t = 0, six dice), or with `full` the rows
-    [T + 1, 6, C, k] (rows above a key's t_max and row T: wins).
+    [C, k] the value vector at (t = 0, the whole hand: dice state S), or
+    with `full` the rows [T + 1, S, C, k] (rows above a key's t_max and
+    row T: wins).
   """
   k = batch.s0.shape[0]
   win = win_vector(seats.players, w0.dtype) if win is None else win
   bank = bank or (lambda t: bank_values(w0, batch, t, seats))
-  C = win.shape[0]
+  C, S = win.shape[0], roll.dice_states
   rows = jnp.broadcast_to(win[None, None, :, None],
-                          (seats.num_rows + 1, N_DICE, C, k))
+                          (seats.num_rows + 1, S, C, k))
   farkle = roll.farkle_prob[:, None, None] * batch.farkle[None]  # [6, C, k]
 
   def body(i, rows):
@@ -120,7 +120,7 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
     best = jnp.concatenate([_best_option(flat, seats.reached_offset(
         t, g.rows, jnp)) for g in roll.groups], axis=0)         # [R, C, k]
     value = jnp.dot(roll.set_weight, best.reshape(best.shape[0], -1),
-                    precision=_HIGHEST).reshape(N_DICE, C, k) + farkle
+                    precision=_HIGHEST).reshape(S, C, k) + farkle
     banked = bank(t)                                             # [C, k]
     may = t >= seats.bank_floor(batch.s0, jnp)                   # [k] or []
     if policy is None:
@@ -134,7 +134,7 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
     return jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
 
   rows = jax.lax.fori_loop(0, batch.top + 1, body, rows)
-  return rows if full else rows[0, N_DICE - 1]
+  return rows if full else rows[0, S - 1]
 
 
 def _best_option(flat: jax.Array, idx: jax.Array) -> jax.Array:

@@ -38,9 +38,8 @@ class SeatChoice(NamedTuple):
   t: int                  # turn total after it (points)
   n: int                  # dice to roll next
   win: tuple[float, ...]  # every player's win probability (mover first)
-  # The chance that the turn ends in a farkle from there, playing on as
-  # the values say (0 where banking is taken or the goal is reached).
-  bust: float | None = None
+  bust: float | None = None  # the chance that the turn ends in a farkle
+                             #   from there (0 where it banks or wins)
 
 
 def is_seats_run(workdir: str | None) -> bool:
@@ -88,19 +87,21 @@ class SeatGame:
       raise results.ResultsError(
           f"--workdir={workdir}: no intact N-player run there "
           f"({str(e).splitlines()[0][:200]})") from None
-    if not summary.get("converged") and allow_unconverged:
+    if not summary.get("converged"):
+      if not allow_unconverged:
+        raise results.ResultsError(
+            f"--workdir={workdir}: the run did not converge; pass "
+            "--allow_unconverged to read it anyway")
       results.log_unconverged(workdir, summary)
-    if not summary.get("converged") and not allow_unconverged:
-      raise results.ResultsError(
-          f"--workdir={workdir}: the run did not converge; pass "
-          "--allow_unconverged to read it anyway")
     seats = SeatsLayout(rules_lib.from_mapping(
         {"preset": "facebook", **summary["rules"]}))
-    if seats.past_goal:   # these turns bank at the goal for a win
+    rule = ("rules.final_round" if seats.past_goal else
+            None if seats.rules.dice_alike else "dice that differ")
+    if rule:   # these turns bank at the goal for a win, roll dice counts
       raise results.ResultsError(
-          f"--workdir={workdir}: rules.final_round with the seat engine: "
-          "its win probabilities are in summary.json and start_values.npy; "
-          "turns, advice, tables and games of it are not available")
+          f"--workdir={workdir}: {rule} with the seat engine: its win "
+          "probabilities are in summary.json and start_values.npy; turns, "
+          "advice, tables and games of it are not available")
     if w0.shape != seats.key_shape + (seats.players,):
       raise results.ResultsError(
           f"--workdir={workdir}: start_values.npy has shape {w0.shape}, "
@@ -422,8 +423,7 @@ def _compiled_turn(w0: jax.Array, ints: jax.Array, roll: bellman.RollArrays,
 def _turn(w0: jax.Array, key: tuple, seats: SeatsLayout,
           roll: bellman.RollArrays) -> jax.Array:
   """[T + 1, 6, N + 1] the turn of one key (`vector_pass.turn_pass`)."""
-  # One int32 array (farkle target, bank base, s0, top): each argument
-  # is a transfer of its own.
+  # One int32 array (farkle target, bank base, s0, top): one transfer.
   ints = np.array([seats.key_index(seats.farkle_fields(key)),
                    seats.bank_base(key), key[0], seats.t_max(key[0])],
                   np.int32)
