@@ -159,6 +159,19 @@ def test_dice_that_differ_agree_with_the_plain_reference(tmp_path):
     seat_game.SeatGame.load(str(tmp_path))   # its turns roll dice counts
 
 
+@pytest.mark.parametrize("dice", [((0.25, 0.1, 0.15, 0.15, 0.2, 0.15),),
+                                  ("devils_head",)])
+def test_dice_that_differ_of_two_give_the_two_player_values(tmp_path, dice):
+  """One lucky die, or the devil's head (a joker), among five fair ones:
+  the seat engine's dice states against the two-player solver's."""
+  _, w = _solve(tmp_path / "seats", "minimal", 1000, 2, dice=dice)
+  config = _config("minimal", 1000, 2, dice=dice)
+  config.solver.method = "ordered"
+  driver.run(config, str(tmp_path / "two"))
+  w2 = np.load(tmp_path / "two" / "start_values.npy")
+  np.testing.assert_allclose(w[..., 0], w2, rtol=0, atol=1e-12)
+
+
 def test_hands_of_their_own_are_refused_by_the_seat_engine():
   config = _config("minimal", 1000, 2, hands=((), (0.26, 0.12, 0.12, 0.12,
                                                    0.26, 0.12)))
