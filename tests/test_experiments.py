@@ -414,3 +414,24 @@ def test_benchmark_refuses_the_stage_engine_where_it_cannot_run(args):
   assert out.stderr.strip() == ("error: --methods: 'seats' needs a "
                                 "two-player method before it and no "
                                 "--counts_only")
+
+
+def test_seats_plan_script_counts_memory_and_writes_its_plan(tmp_path):
+  out = _script("experiments/seats_plan.py", "--config",
+                "configs/tiny.py:facebook", "--config.rules.players=3",
+                "--devices=1,2", "--groups=64", f"--out={tmp_path}")
+  assert out.returncode == 0, out.stderr[-2000:]
+  plan = json.loads((tmp_path / "plan.json").read_text())
+  one, two = plan["rows"]
+  assert (one["devices"], two["devices"]) == (1, 2)
+  assert two["device_gb"] < one["device_gb"] and one["fits_h100"]
+  assert one["exchanged_gb"] == 0 < two["exchanged_gb"]
+  text = (tmp_path / "plan.md").read_text()
+  assert "a projection, not a measurement" in text
+  assert ("--config configs/tiny.py:facebook --config.rules.players=3 "
+          "--config.solver.chunk_keys=64 --workdir /shared/runs/seats "
+          "--coordinator node0:12355 --num_processes 2") in text
+  bad = _script("experiments/seats_plan.py", "--devices=0",
+                f"--out={tmp_path}")
+  assert bad.returncode != 0 and "Traceback" not in bad.stderr
+  assert "error: --devices=0: expected positive integers" in bad.stderr

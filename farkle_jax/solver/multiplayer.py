@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jax.sharding import Mesh, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.game import roll_tables
@@ -86,6 +86,17 @@ class SeatPlan(NamedTuple):
   cycles: bool     # farkles stay in the stage (no penalty): solve cycles
   relative: bool   # the change is |dW| / W instead of |dW|
   mesh: Mesh | None = None   # devices the sub-batches of a stage split over
+
+
+def table_shardings(tables: SeatTables, mesh: Mesh) -> SeatTables:
+  """Where the tables live on `mesh`: the per-key tables split along
+  their sub-batches (each device holds the sub-batches it passes), the
+  final-round table and the stage shares whole on every device."""
+  split = NamedSharding(mesh, P(None, "batch"))
+  whole = NamedSharding(mesh, P())
+  return tables._replace(
+      **{f: split for f in tables._fields if f not in ("final", "work")},
+      final=whole, work=whole)
 
 
 def plan_sizes(seats: SeatsLayout, group: int = 2048, devices: int = 1

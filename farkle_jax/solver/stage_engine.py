@@ -78,12 +78,17 @@ def _check_settings(rules: Rules, settings: Settings) -> None:
                       "allowed: 'float64' with more than two players")
 
 
-def footprint(seats: SeatsLayout, group: int) -> tuple[int, int]:
-  """Estimated peak (host, device) bytes of a solve."""
+def footprint(seats: SeatsLayout, group: int, devices: int | None = None
+              ) -> tuple[int, int]:
+  """Estimated peak (host, device) bytes of a solve over `devices`
+  (default: every device): each device holds the values whole and its own
+  sub-batches of the tables (`multiplayer.table_shardings`); a host, the
+  tables whole while it builds them."""
   host, values = _key_bytes(seats)
   if max(host, values) > _BEYOND:   # no machine: skip the stage sizes
     return host + memory.RUNTIME_BYTES, values + memory.RUNTIME_BYTES
-  S, U, G = multiplayer.plan_sizes(seats, group, jax.device_count())
+  D = jax.device_count() if devices is None else devices
+  S, U, G = multiplayer.plan_sizes(seats, group, D)
   n = seats.players
   tables = S * U * G * (8 * 4 + 1)
   turns = (seats.num_rows + 1) * seats.dice_states * (n + 1) * G * 8 * 3
@@ -91,7 +96,7 @@ def footprint(seats: SeatsLayout, group: int) -> tuple[int, int]:
   # A block under a penalty: its values before, read, solved and the
   # doubling's copies, [N, stages_per_block * U * G] each.
   block = 8 * seats.stages_per_block * U * G * n * 8
-  device = (values + tables + turns + stage + block
+  device = (values + tables // D + turns + stage + block
             + last_turns.footprint(seats) + memory.RUNTIME_BYTES)
   return max(host, tables) + memory.RUNTIME_BYTES, device
 
@@ -107,6 +112,17 @@ def _key_bytes(seats: SeatsLayout) -> tuple[int, int]:
   values = (K + 1) * n * 8 * 3             # w0, its donated copy, a gather
   host = K * 8 * (2 * n + 12)              # NumPy fields and orders
   return host, values
+
+
+def _devices_that_fit(seats: SeatsLayout, group: int, per_device: float,
+                      most: int = 64) -> int | None:
+  """The fewest devices (up to `most`) of `per_device` bytes each that
+  hold the solve: the values are whole on each, so past some count more
+  do not help, and padding a stage to a multiple of them can cost more."""
+  for devices in range(1, most + 1):
+    if footprint(seats, group, devices)[1] <= per_device:
+      return devices
+  return None
 
 
 def _need(seats: SeatsLayout, group: int) -> int:
@@ -137,6 +153,10 @@ def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
       hints.append(f"rules.floor={-depth * unit} or higher")
   if seats.players > 3 and fits(r.replace(players=seats.players - 1)):
     hints.append(f"rules.players={seats.players - 1}")
+  if jax.default_backend() != "cpu":   # a CPU's devices share one memory
+    more = _devices_that_fit(seats, group, 0.8 * have[0])
+    if more and more > jax.device_count():
+      hints.append(f"{more} devices (--num_processes, docs/model.md §8)")
   return memory.check(need, f"{seats.players} players, "
                       f"{seats.num_keys:,} keys", have, hints, share=0.8)
 
@@ -177,7 +197,9 @@ class StageEngine:
     self.mesh = placement.make_mesh()
     tables, self.plan = multiplayer.build(
         self.seats, self.group, self.settings.norm == "relative", self.mesh)
-    self.tables = placement.place(tables, placement.everywhere(self.mesh))
+    self.tables = jax.tree.map(
+        placement.place, tables,
+        multiplayer.table_shardings(tables, self.mesh))
     self.roll = bellman.roll_arrays(roll_tables.build(self.rules))
     self.done = np.concatenate([[0], np.cumsum(self.tables.work)])
     return self.need

@@ -1,0 +1,123 @@
+"""What one sweep of the seat engine moves and waits on, from the sizes
+alone (docs/model.md §8, "Counting a sweep of N players").
+
+The stage engine's tables hold every key of every stage ([S, U * G] int32
+each), so building them for a large model takes more host memory than a
+plan needs. These counts come from closed forms instead: the keys of each
+stage by the mover's score (sums of uniform scores and farkle counts, by
+convolution, as `SeatsLayout.stage_sizes`), sorted within the stage as
+`multiplayer.build` sorts them (mover's score, highest first) and cut into
+sub-batches of G keys; a sub-batch runs its turn pass from its highest row,
+so its row steps are known, and with them:
+
+* dependent loop steps per sweep: per stage, the sub-batches of one device
+  run one after another (the longest device sets the stage's time), each
+  one loop step per row, plus one per sub-batch; under a penalty, each
+  block adds its pointer doubling (`penalty_blocks.DOUBLINGS` steps);
+* bytes gathered per sweep: per key and row, every option of every score
+  set reads one in-turn vector (C = N + 1 channels, 8 bytes each), the
+  bank reads one start vector, and each key reads its farkle target once;
+* bytes written: one row of S dice states x C channels per key and row;
+* bytes exchanged per device: after each stage every device receives the
+  other devices' new start vectors (the values are kept whole on each).
+
+A projection with these counts (`sweep_counts.projected_seconds`) is a
+projection, not a measurement.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from farkle_jax.game import roll_tables
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import bellman, multiplayer, penalty_blocks
+from farkle_jax.solver.sweep_counts import SweepCounts
+
+
+class SeatSweep(NamedTuple):
+  """Counts of one sweep of the seat engine on D devices."""
+  counts: SweepCounts     # steps and bytes (sweep_counts)
+  stages: int             # S
+  batches: int            # sub-batches per stage, U (a multiple of D)
+  group: int              # keys per sub-batch, G
+  exchanged_bytes: int    # received by each device per sweep (D > 1)
+
+
+def sub_batch_tops(seats: SeatsLayout, group: int, devices: int = 1
+                   ) -> np.ndarray:
+  """[S, U] the highest row of every sub-batch (-1: padding), as
+  `multiplayer.build` sets `SeatTables.top`, from the sizes alone."""
+  S, U, G = multiplayer.plan_sizes(seats, group, devices)
+  hist = _stage_scores(seats)                       # [S, B] keys by s0
+  t_max = np.asarray(seats.t_max(np.arange(seats.num_scores)))
+  tops = np.full((S, U), -1, np.int64)
+  for s in range(S):
+    m = hist[s, ::-1]                                # mover's score, down
+    live = np.nonzero(m)[0]
+    if not len(live):
+      continue
+    ends = np.cumsum(m[live])                        # last slot + 1 per b
+    size = int(ends[-1])
+    first = np.arange(0, size, G)
+    last = np.minimum(first + G, size) - 1
+    lo = np.searchsorted(ends, first, side="right")
+    hi = np.searchsorted(ends, last, side="right")
+    rows = t_max[::-1][live]
+    # Sub-batches cover contiguous runs of scores; one run ends where the
+    # next starts or just before, so the maximum over [lo, next lo) and
+    # the run's last score is the maximum over the run.
+    tops[s, :len(first)] = np.maximum(np.maximum.reduceat(rows, lo),
+                                      rows[hi])
+  return tops
+
+
+def _stage_scores(seats: SeatsLayout) -> np.ndarray:
+  """[S, B] the number of keys of each stage whose mover holds score b."""
+  n, B, F = seats.players, seats.num_scores, seats.num_farkle
+  others = np.ones(1, np.int64)
+  for _ in range(n - 1):
+    others = np.convolve(others, np.ones(B, np.int64))
+  top = n * (B - 1)
+  blocks = top // seats.bank_min + 1
+  scores = np.zeros((blocks, B), np.int64)
+  k = np.arange(len(others))
+  for b in range(B):
+    np.add.at(scores[:, b], (top - b - k) // seats.bank_min, others)
+  if F == 1:
+    return scores
+  counts = np.ones(1, np.int64)
+  for _ in range(n):
+    counts = np.convolve(counts, np.ones(F, np.int64))
+  per = seats.stages_per_block                       # classes, highest first
+  return (scores[:, None, :] * counts[::-1][None, :, None]).reshape(
+      blocks * per, B)
+
+
+def sweep(seats: SeatsLayout, group: int, devices: int = 1) -> SeatSweep:
+  """The counts of one sweep (one turn pass per stage) on `devices`."""
+  tops = sub_batch_tops(seats, group, devices)
+  S, U = tops.shape
+  G = multiplayer.plan_sizes(seats, group, devices)[2]
+  n, D = seats.players, devices
+  steps = tops + 1                                   # row steps
+  per_device = steps.reshape(S, D, U // D).sum(axis=2) + U // D
+  dependent = int(per_device.max(axis=1).sum())
+  if seats.num_farkle > 1:
+    blocks = -(-S // seats.stages_per_block)
+    dependent += blocks * penalty_blocks.DOUBLINGS
+  roll = bellman.roll_arrays(roll_tables.build(seats.rules))
+  options = sum(int(np.prod(g.rows.shape)) for g in roll.groups)
+  C, dice = n + 1, roll.dice_states
+  key_rows = int(steps.sum()) * G                    # padding included
+  keys = seats.num_keys
+  gathered = key_rows * (options * C + n) * 8 + keys * n * 8
+  written = key_rows * dice * C * 8 + keys * n * 8
+  live = seats.num_states // dice
+  exchanged = S * U * G * n * 8 * (D - 1) // D
+  counts = SweepCounts(dependent_steps=dependent, gathered_bytes=gathered,
+                       xla_bytes_accessed=0.0, written_bytes=written,
+                       column_steps=key_rows, live_rows=live)
+  return SeatSweep(counts, S, U, G, exchanged)
