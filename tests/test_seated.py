@@ -89,10 +89,13 @@ def _analyze(*args):
     ("seats", "configs/minimal.py",
      "error: seats: for more than two players (rules.players = 2); with "
      "two, use "),
+    ("seated", "configs/three_players.py --config.rules.final_round=True",
+     "error: seated: rules without a final round only"),
 ])
 def test_analyze_commands_for_the_other_number_of_players(command, config,
                                                           says):
-  out = _analyze(command, "--config", config, "--workdir", "/nonexistent")
+  out = _analyze(command, "--config", *config.split(), "--workdir",
+                 "/nonexistent")
   assert out.returncode == 2
   assert out.stderr.startswith(says), out.stderr
   assert len(out.stderr.strip().splitlines()) == 1

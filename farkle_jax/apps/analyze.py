@@ -433,6 +433,10 @@ def main(argv):
     if name == "seated" and _CONFIG.value.rules.penalty:
       raise configuration.ConfigError(
           "seated: rules without a farkle penalty only (rules.penalty = 0)")
+    if name == "seated" and _CONFIG.value.rules.final_round:
+      raise configuration.ConfigError(
+          "seated: rules without a final round only (rules.final_round = "
+          "False): its guests' last turns are not evaluated")
     out = {"command": name, **SEAT_COMMANDS[name](_CONFIG.value,
                                                  _WORKDIR.value)}
     _save(_WORKDIR.value, name, out)

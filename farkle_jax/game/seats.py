@@ -108,6 +108,24 @@ class SeatsLayout(ScoreUnits):
     zero = np.zeros_like(np.asarray(f[0]))
     return self.key_index(s[1:] + (s[0],) + f[1:] + (zero,))
 
+  def final_row(self, others, reach):
+    """Row of the final-round table (`solver.last_turns`, [P * B^(N-1),
+    N]) for a bank to `reach` score indices (at or past the goal, short of
+    the cap) with the others' scores `others` (`others_index`)."""
+    return (reach - self.num_scores) * self.num_scores ** (
+        self.players - 1) + others
+
+  def others_index(self, fields: Fields):
+    """Index of the scores of seats 1 .. N-1 among B^(N-1), row-major."""
+    n = self.players
+    return np.ravel_multi_index(tuple(self.scores_of(fields)[1:]),
+                                (self.num_scores,) * (n - 1))
+
+  def others_of_base(self, base):
+    """`others_index` of keys whose `bank_base` is `base` (the banker's
+    score, in the last seat there, and the counts dropped)."""
+    return base // self.score_stride // self.num_scores
+
   def stage(self, fields: Fields) -> np.ndarray:
     """Order of the ordered sweep (docs/model.md §8): blocks of bank_min
     score sums from the highest down; within a block (with a penalty)

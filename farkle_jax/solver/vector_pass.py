@@ -66,10 +66,9 @@ def bank_values(w0: jax.Array, batch: Batch, t: jax.Array,
   pos = jnp.where(goal, sink, batch.bank_base + t * seats.score_stride)
   ahead = seats.from_next(w0[pos].T, jnp)                # [N, k]
   if batch.final is not None:
-    # The others' scores in seat order: the bank base without the banker.
-    others = batch.bank_base // seats.score_stride // B
-    bar = jnp.clip(reach - B, 0, seats.past_goal - 1)
-    last = batch.final[bar * B ** (seats.players - 1) + others].T
+    others = seats.others_of_base(batch.bank_base)
+    at = jnp.clip(reach, B, B + seats.past_goal - 1)
+    last = batch.final[seats.final_row(others, at)].T
     ahead = jnp.where(goal[None], last, ahead)
     goal = reach >= B + seats.past_goal       # past the cap: a win
   win = win_vector(seats.players, w0.dtype)[:, None]

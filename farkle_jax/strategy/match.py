@@ -76,6 +76,10 @@ def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
   if game.rules.final_round and game.rules.final_round_ties != "leader":
     raise PositionError("games against the computer play the final round "
                         "with final_round_ties = 'leader' only")
+  if game.rules.final_round and not hasattr(game, "last_turn_choices_at"):
+    raise PositionError("games against the computer play the final round "
+                        "with two players (a run of the two-player solver) "
+                        "only")
   players = game.players
   at = tuple(at) if at is not None else (b, d) + (0,) * (players - 2)
   if len(at) != players or not 0 <= first < players:

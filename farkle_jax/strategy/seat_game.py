@@ -11,12 +11,10 @@ Turns are rebuilt by the solver's own turn pass (`solver.vector_pass`).
 from __future__ import annotations
 
 import collections
-import functools
 import json
 import os
 from typing import Any, NamedTuple, Sequence
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -24,8 +22,8 @@ from farkle_jax.game import roll_tables, scoring
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import bellman, integrity, results, vector_pass
-from farkle_jax.strategy import positions
+from farkle_jax.solver import bellman, integrity, results
+from farkle_jax.strategy import positions, seat_turns
 from farkle_jax.strategy.positions import (PositionError, dice_count,
                                            format_bust)
 from farkle_jax.strategy.solved_game import Choice, Decision
@@ -65,6 +63,7 @@ class SeatGame:
     self.check = positions.PositionCheck(seats, self.roll)
     self._flat = jnp.asarray(np.concatenate(
         [w0.reshape(-1, seats.players), np.zeros((1, seats.players))]))
+    self._final = seat_turns.final_table(seats, self._roll_arrays)
     # The last TURNS turns asked for: one advice asks its key's turn twice
     # (the roll, then bank or roll after the best choice), a game its
     # mover's at every roll.
@@ -72,7 +71,7 @@ class SeatGame:
         collections.OrderedDict())
     self._busts: collections.OrderedDict[tuple, np.ndarray] = (
         collections.OrderedDict())
-    self._rolls = [_RollSets.of(self.roll, n)
+    self._rolls = [seat_turns.RollSets.of(self.roll, n)
                    for n in range(1, self.roll.dice_states + 1)]
 
   @classmethod
@@ -95,13 +94,11 @@ class SeatGame:
       results.log_unconverged(workdir, summary)
     seats = SeatsLayout(rules_lib.from_mapping(
         {"preset": "facebook", **summary["rules"]}))
-    rule = ("rules.final_round" if seats.past_goal else
-            None if seats.rules.dice_alike else "dice that differ")
-    if rule:   # these turns bank at the goal for a win, roll dice counts
+    if not seats.rules.dice_alike:   # these turns roll counts of dice
       raise results.ResultsError(
-          f"--workdir={workdir}: {rule} with the seat engine: its win "
-          "probabilities are in summary.json and start_values.npy; turns, "
-          "advice, tables and games of it are not available")
+          f"--workdir={workdir}: dice that differ with the seat engine: "
+          "its win probabilities are in summary.json and start_values.npy; "
+          "turns, advice, tables and games of it are not available")
     if w0.shape != seats.key_shape + (seats.players,):
       raise results.ResultsError(
           f"--workdir={workdir}: start_values.npy has shape {w0.shape}, "
@@ -144,7 +141,8 @@ class SeatGame:
       self._turns.move_to_end(key)
       return self._turns[key]
     seats = self.seats
-    rows = np.asarray(_turn(self._flat, key, seats, self._roll_arrays))
+    rows = np.asarray(seat_turns.turn_rows(self._flat, key, seats,
+                                           self._roll_arrays, self._final))
     ahead = seats.from_next(self.w0[seats.farkle_fields(key)])
     turn = Turn(key, rows, np.concatenate([ahead, [1.0]]))
     turn.farkle.flags.writeable = False   # shared by every later asker
@@ -154,7 +152,7 @@ class SeatGame:
     return turn
 
   def _options(self, turn: "Turn", t: int, n: int
-               ) -> tuple["_RollSets", np.ndarray, np.ndarray]:
+               ) -> tuple["seat_turns.RollSets", np.ndarray, np.ndarray]:
     """The score sets of n dice rolled at turn total t (units), [R, J,
     N + 1] every option's value vector, and [R] the mover's best option of
     each set: the first on ties (short rows repeat their first option)."""
@@ -167,7 +165,7 @@ class SeatGame:
     sets, o, pick = self._options(turn, t, n)
     return self._rolled(turn, n, sets, o[sets.rows, pick])
 
-  def _rolled(self, turn: "Turn", n: int, sets: "_RollSets",
+  def _rolled(self, turn: "Turn", n: int, sets: "seat_turns.RollSets",
               best: np.ndarray) -> np.ndarray:
     """[N + 1] the value of rolling n dice whose score sets take the
     options of value vectors `best` [R, N + 1]."""
@@ -185,7 +183,8 @@ class SeatGame:
     if t < seats.bank_floor(s0):
       return None
     if s0 + t >= seats.num_scores:
-      return np.eye(seats.players + 1)[0]
+      return np.append(seat_turns.bank_at_goal(self._final, seats,
+                                               turn.key, s0 + t), 0.0)
     nxt = turn.key[1:seats.players] + (s0 + t,) + turn.key[
         seats.players + 1:] + (0,)
     return np.concatenate([seats.from_next(self.w0[nxt]), [0.0]])
@@ -277,8 +276,7 @@ class SeatGame:
     choices = self.advise(scores, t, roll, counts, n)
     out = {**head, "dice": list(roll),
            "choices": [c._asdict() for c in choices]}
-    left = self.rules.goal - scores[0]   # a bank of this much wins
-    if choices and choices[0].t < left:
+    if choices and choices[0].t < self._wins_from(scores[0]):
       best = choices[0]
       out["then"] = {"t": best.t, "n": best.n,
                      **self.decision(scores, best.t, best.n, counts)}
@@ -342,10 +340,15 @@ class SeatGame:
                  ) -> tuple[Choice, ...]:
     """`advise`, each choice with the mover's win probability."""
     scores, counts = self._split(key)
-    left = self.rules.goal - scores[0]   # a bank of this much wins
+    left = self._wins_from(scores[0])
     return tuple(Choice(c.kept, c.points, c.t, c.n, c.win[0], c.t >= left,
                         c.bust)
                  for c in self.advise(scores, t, dice, counts, n))
+
+  def _wins_from(self, score: int) -> int:
+    """The turn total (points) from which a bank wins outright: reaching
+    the goal, or under the final round passing the cap beyond it."""
+    return self.rules.goal - score + self.seats.past_goal * self.seats.unit
 
   def decision_at(self, key, t: int, n: int) -> Decision:
     scores, counts = self._split(key)
@@ -392,42 +395,6 @@ class Turn(NamedTuple):
 
 # Turns kept by each SeatGame (a few tens of kB each).
 TURNS = 512
-
-
-class _RollSets(NamedTuple):
-  """The score sets of one dice count n, as `SeatGame.roll_value` reads
-  them from the roll tables."""
-  rows: np.ndarray   # [R] 0..R-1
-  pts: np.ndarray    # [R, J] units each option adds
-  next: np.ndarray   # [R, J] dice to roll after it, less one
-  prob: np.ndarray   # [R, 1] the set's probability
-
-  @classmethod
-  def of(cls, roll: roll_tables.RollTables, n: int) -> "_RollSets":
-    r = np.nonzero(roll.set_dice == n)[0]
-    return cls(np.arange(len(r)), roll.opt_pts[r],
-               roll.opt_next[r] - 1, roll.set_prob[r][:, None])
-
-
-@functools.partial(jax.jit, static_argnames=("seats",))
-def _compiled_turn(w0: jax.Array, ints: jax.Array, roll: bellman.RollArrays,
-                   seats: SeatsLayout) -> jax.Array:
-  """[T + 1, 6, N + 1] the turn of one key, in one call to the device."""
-  one = lambda i: ints[i:i + 1]
-  batch = vector_pass.Batch(
-      farkle=vector_pass.farkle_values(w0, one(0), seats),
-      bank_base=one(1), s0=one(2), top=ints[3])
-  return vector_pass.turn_pass(w0, batch, roll, seats, full=True)[..., 0]
-
-
-def _turn(w0: jax.Array, key: tuple, seats: SeatsLayout,
-          roll: bellman.RollArrays) -> jax.Array:
-  """[T + 1, 6, N + 1] the turn of one key (`vector_pass.turn_pass`)."""
-  # One int32 array (farkle target, bank base, s0, top): one transfer.
-  ints = np.array([seats.key_index(seats.farkle_fields(key)),
-                   seats.bank_base(key), key[0], seats.t_max(key[0])],
-                  np.int32)
-  return _compiled_turn(w0, ints, roll, seats)
 
 
 def format_vector(v: Sequence[float]) -> str:

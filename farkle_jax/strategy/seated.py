@@ -176,9 +176,9 @@ def evaluate(seats: SeatsLayout, w: np.ndarray, w2: np.ndarray | None,
     raise ValueError(f"guest={guest!r}: one of {GUESTS}")
   if guest == "two_player" and w2 is None:
     raise ValueError("the two_player guest needs the two-player values w2")
-  if seats.penalty > 0:
+  if seats.penalty > 0 or seats.past_goal:
     raise ValueError("a seated guest is evaluated for rules without a "
-                     "farkle penalty only")
+                     "farkle penalty or a final round only")
   n, K1 = seats.players, seats.num_keys + 1
   tables, plan = multiplayer.build(seats, group)
   inp = inputs(seats, w, w2, tables)
