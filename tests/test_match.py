@@ -4,6 +4,8 @@ decision of the person costs."""
 import numpy as np
 import pytest
 
+import reference
+
 from farkle_jax.strategy import match
 from farkle_jax.strategy.solved_game import Position, PositionError
 from farkle_jax.strategy.solved_game import SolvedGame
@@ -229,3 +231,55 @@ def test_more_players_take_the_optimal_computer_only(seat_games):
     match.Computer(seat_games[0], "bank:300")
   with pytest.raises(PositionError, match="3 scores"):
     match.start(seat_games[0], at=(0, 0))
+
+
+@pytest.fixture(scope="module")
+def final_three(tmp_path_factory):
+  """Three players, minimal rules to 500 with a final round (cap 1,000)."""
+  from farkle_jax.solver import configuration, driver
+  from farkle_jax.strategy.seat_game import SeatGame
+  config = configuration.base("minimal")
+  config.rules.update(goal=500, players=3, final_round=True,
+                      final_round_cap=1000)
+  config.solver.update(tol=1e-14, norm="absolute")
+  workdir = str(tmp_path_factory.mktemp("final_three"))
+  driver.run(config, workdir)
+  return SeatGame.load(workdir)
+
+
+def test_three_players_play_the_last_turns(final_three):
+  """After a bank at the goal each other player takes one last turn; the
+  bar's holder at the end wins, past every other total. Playing the
+  advice in every seat gives nothing away."""
+  game, in_final = final_three, 0
+  computer = match.Computer(game)
+  for seed in range(12):
+    s = _play(game, computer, match.Dice(seed),
+              lambda g, s: computer.step(s, None))
+    total, _ = match.summary(s)
+    assert total < 1e-12
+    points = match.scores(game, s)
+    assert points[s.winner] >= game.rules.goal
+    assert sorted(points)[-2] < points[s.winner]
+    reached = [line for line in s.log if "the bar for the last" in line]
+    in_final += bool(reached)
+    assert s.final or not reached
+  assert in_final >= 6
+
+
+def test_a_chasers_chances_are_the_references(final_three):
+  """A chaser's chance at the start of the last turn, against the plain
+  reference's recursion over the last turns."""
+  game = final_three
+  for bar, (s0, s1, s2) in ((500, (450, 100, 0)), (650, (400, 250, 150)),
+                            (950, (0, 50, 450))):
+    first = game.key((s1, s2, s0))          # the first chaser to move
+    got = game.last_turns.decision(first, bar, 1, 0, 6)
+    want = reference.final_round_players(3, 500, 1000, ((1, s1), (2, s2)),
+                                         bar, 0)
+    assert got.bank is None and got.best == "roll"
+    assert got.roll == pytest.approx(want[1], abs=1e-12)
+    last = game.key((s2, s0, s1))
+    want = reference.final_round_players(3, 500, 1000, ((2, s2),), bar, 0)
+    assert game.last_turns.decision(last, bar, 0, 0, 6).roll == (
+        pytest.approx(want[2], abs=1e-12))

@@ -12,7 +12,7 @@ import reference
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import configuration, driver, multiplayer, results
-from farkle_jax.strategy import match, positions, seat_game, seated
+from farkle_jax.strategy import seat_game, seated
 
 
 def _config(preset, goal, players, floor=None, **rules):
@@ -63,7 +63,7 @@ def test_a_final_round_agrees_with_the_plain_reference(tmp_path, players,
   assert np.abs(ref - plain).max() > 0.1   # the rule changes the values
   assert summary["converged"]
   # Every in-turn vector of a position, past the goal too, as the
-  # reference's last sweep has it; games refuse the N-player final round.
+  # reference's last sweep has it.
   game = seat_game.SeatGame.load(str(tmp_path))
   scores = (0, 100, 50, 150)[:players]
   turn = game.turn(scores)
@@ -73,8 +73,6 @@ def test_a_final_round_agrees_with_the_plain_reference(tmp_path, players,
   want = np.stack([[V[t][n][at] for n in range(6)] for t in sorted(V)])
   np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
   assert game.advice(scores, t=goal, n=3)["best"] in ("bank", "roll")
-  with pytest.raises(positions.PositionError, match="with two players"):
-    match.start(game)
 
 
 def test_a_final_round_of_two_gives_the_two_player_values(tmp_path):

@@ -122,6 +122,31 @@ def test_a_whole_game_against_two_computers(seats_runs):
     assert f"\n{seat} rolled " in shown.replace("\r", "")
 
 
+def test_three_players_play_the_final_round(tmp_path):
+  """Minimal rules to 500 with a final round (cap 1,000): after a bank at
+  the goal each other player has a last turn against the bar, and the
+  holder of the bar wins."""
+  from farkle_jax.solver import configuration, driver
+  config = configuration.base("minimal")
+  config.rules.update(goal=500, players=3, final_round=True,
+                      final_round_cap=1000)
+  driver.run(config, str(tmp_path))
+  child = _spawn("--workdir", str(tmp_path), "--seed", "3")
+  child.logfile_read = io.StringIO()
+  while True:
+    i = child.expect([KEEP, BANK, r"game over: (you|computer [12]) won"])
+    if i == 2:
+      break
+    child.sendline("1" if i == 0 else "b")
+  child.expect(pexpect.EOF)
+  child.close()
+  assert child.exitstatus == 0
+  shown = child.logfile_read.getvalue().replace("\r", "")
+  assert "you banked 500: 500 points, the bar for the last turns" in shown
+  assert "(goal 500; last turn: beat 500)" in shown
+  assert "computer 2 rolled 4: farkle; you won" in shown
+
+
 def test_more_players_refuse_a_catalog_opponent_in_one_line(seats_runs):
   child = _spawn("--workdir", seats_runs(3), "--opponent", "bank:300")
   child.expect(pexpect.EOF)

@@ -117,9 +117,15 @@ class SeatsLayout(ScoreUnits):
 
   def others_index(self, fields: Fields):
     """Index of the scores of seats 1 .. N-1 among B^(N-1), row-major."""
-    n = self.players
-    return np.ravel_multi_index(tuple(self.scores_of(fields)[1:]),
-                                (self.num_scores,) * (n - 1))
+    return self.scores_index(self.scores_of(fields)[1:])
+
+  def scores_index(self, scores: tuple):
+    """Index of a tuple of m banked-score indices among B^m, row-major
+    (0 for none)."""
+    if not len(scores):
+      return 0
+    return np.ravel_multi_index(tuple(scores),
+                                (self.num_scores,) * len(scores))
 
   def others_of_base(self, base):
     """`others_index` of keys whose `bank_base` is `base` (the banker's

@@ -61,11 +61,42 @@ def final_values(seats: SeatsLayout, roll: RollArrays) -> np.ndarray:
   scores (indices) s_1 .. s_{N-1} in seat order; the columns are the win
   chances of the mover and of each other seat, in turn order.
   """
-  P = seats.past_goal
-  phi = np.ones((P, 1, 1))
-  for j in range(seats.players - 1, 0, -1):
-    phi = _chaser_table(seats, roll, phi)
-  return phi.reshape(P * seats.num_scores ** (seats.players - 1), -1)
+  phi = chaser_tables(seats, roll)[-1]
+  return phi.reshape(seats.past_goal * seats.num_scores ** (
+      seats.players - 1), -1)
+
+
+def threshold(seats: SeatsLayout, bar, s):
+  """tau of a chaser of banked-score index s against the bar goal + bar
+  units (ints or arrays): the smallest total that may be banked, one unit
+  over the bar or the chaser's bank floor, is goal + 1 + tau; at the cap
+  and past it a total wins outright, so tau stops at P - 1."""
+  own = seats.score_units(s) + seats.bank_floor(s)
+  thr = np.minimum(np.maximum(seats.goal + bar + 1, own),
+                   seats.goal + seats.past_goal)
+  return thr - seats.goal - 1
+
+
+def chaser_tables(seats: SeatsLayout, roll: RollArrays
+                  ) -> list[np.ndarray]:
+  """[phi_N, phi_{N-1}, .., phi_1]: entry m [P, B^m, m + 1] is phi of
+  the chaser with m chasers after them (rows: the bar; columns: the
+  holder, then that chaser and the later ones)."""
+  phis = [np.ones((seats.past_goal, 1, 1))]
+  for _ in range(seats.players - 1):
+    phis.append(_chaser_table(seats, roll, phis[-1]))
+  return phis
+
+
+def chaser_turn(seats: SeatsLayout, roll: RollArrays, after: np.ndarray,
+                tau: int, later: int) -> np.ndarray:
+  """[T + 1, S, C] every in-turn vector of one chaser's last turn, rows
+  by running total (row x - the lowest score), for threshold goal + 1 +
+  tau units and later chasers' scores index `later` into `after`
+  (`chaser_tables` entry of the later chasers); channels as `_passes`."""
+  rows = _passes(jnp.asarray(after), jnp.asarray([tau], jnp.int32),
+                 jnp.asarray([later], jnp.int32), roll, seats, full=True)
+  return np.asarray(rows)[..., 0]
 
 
 def _chaser_table(seats: SeatsLayout, roll: RollArrays, after: np.ndarray
@@ -83,14 +114,9 @@ def _chaser_table(seats: SeatsLayout, roll: RollArrays, after: np.ndarray
         tau[sl], jnp.int32), jnp.asarray(later[sl], jnp.int32), roll,
         seats)))
   u = np.concatenate(parts, axis=-1).reshape(B, c + 1, P, L)
-  # The threshold of each (bar, s_j): one unit over the bar, or the
-  # chaser's bank floor; banks at the cap and past it win outright.
   s = np.arange(B)
-  own = seats.score_units(s) + seats.bank_floor(s)                 # [B]
-  bar = seats.goal + np.arange(P)                                  # [P]
-  thr = np.minimum(np.maximum(bar[:, None] + 1, own[None]),
-                   seats.goal + P)                                  # [P, B]
-  u = u.transpose(0, 2, 3, 1)[s[None], thr - seats.goal - 1]     # [P,B,L,C]
+  tau = threshold(seats, np.arange(P)[:, None], s[None])          # [P, B]
+  u = u.transpose(0, 2, 3, 1)[s[None], tau]                      # [P,B,L,C]
   fail = after[:, None]                                          # [P,1,L,c]
   q = u[..., -1:]
   phi = np.concatenate([q * fail[..., :1], u[..., :1],
@@ -98,12 +124,14 @@ def _chaser_table(seats: SeatsLayout, roll: RollArrays, after: np.ndarray
   return phi.reshape(P, B * L, c + 1)
 
 
-@functools.partial(jax.jit, static_argnames=("seats",))
+@functools.partial(jax.jit, static_argnames=("seats", "full"))
 def _passes(after: jax.Array, tau: jax.Array, later: jax.Array,
-            roll: RollArrays, seats: SeatsLayout) -> jax.Array:
-  """[B, C, k] chaser j's values from every start score (row s, the whole hand)
-  for k (threshold, later scores) pairs; channels (j's chance, the later
-  chasers' chances where j passes the bar, the chance that j fails)."""
+            roll: RollArrays, seats: SeatsLayout, full: bool = False
+            ) -> jax.Array:
+  """[B, C, k] chaser j's values from every start score (row s, the whole
+  hand) for k (threshold, later scores) pairs; channels (j's chance, the
+  later chasers' chances where j passes the bar, the chance that j
+  fails). With `full`, every row: [T + 1, S, C, k]."""
   P, _, c = after.shape
   k, C = tau.shape[0], c + 1
   top = seats.num_rows - 1                 # a total of goal + P - 1 units
@@ -122,4 +150,6 @@ def _passes(after: jax.Array, tau: jax.Array, later: jax.Array,
                             top=jnp.asarray(top, jnp.int32))
   rows = vector_pass.turn_pass(after, batch, roll, seats, full=True,
                                bank=bank, win=win)
+  if full:
+    return rows
   return rows[:seats.num_scores, roll.dice_states - 1]   # the whole hand

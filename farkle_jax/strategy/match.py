@@ -67,6 +67,11 @@ class MatchState(NamedTuple):
   bar: int = 0                    # final round: the total the mover must
                                   # beat in this last turn (0: none)
   players: int = 2                # seats at the table
+  leader: int = -1                # final round of the seat engine: the
+                                  #   seat that reached the goal (-1: none)
+  holder: int = -1                # ... the seat holding the bar
+  final: tuple[int, ...] = ()     # ... each seat's total banked in it
+                                  #   (0: none), by seat
 
 
 def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
@@ -76,10 +81,6 @@ def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
   if game.rules.final_round and game.rules.final_round_ties != "leader":
     raise PositionError("games against the computer play the final round "
                         "with final_round_ties = 'leader' only")
-  if game.rules.final_round and not hasattr(game, "last_turn_choices_at"):
-    raise PositionError("games against the computer play the final round "
-                        "with two players (a run of the two-player solver) "
-                        "only")
   players = game.players
   at = tuple(at) if at is not None else (b, d) + (0,) * (players - 2)
   if len(at) != players or not 0 <= first < players:
@@ -97,6 +98,10 @@ def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
 def scores(game: Game, s: MatchState) -> tuple[int, ...]:
   """Banked points of every seat, the person's first."""
   mine = list(game.key_scores(s.key))   # the mover's first
+  if s.final:   # the final round of the seat engine: its totals
+    k = s.players - s.mover
+    seats = mine[k:] + mine[:k]
+    return tuple(max(x, y) for x, y in zip(seats, s.final))
   if s.bar:
     mine[1] = s.bar   # the leader's total, past the last score a key holds
   if s.phase == "over" and s.winner == s.mover:
@@ -111,6 +116,8 @@ def options(game: Game, s: MatchState, dice: Sequence[int] | None = None
   the mover's win probability after each (the last turn's own chances in
   a final round)."""
   dice = s.dice if dice is None else tuple(dice)
+  if s.leader >= 0:   # the final round of the seat engine
+    return game.last_turns.choices(s.key, s.bar, _later(s), s.t, s.n, dice)
   if s.bar:   # the final round: two players, a SolvedGame
     return game.last_turn_choices_at(s.key, s.bar, s.t, s.n, dice)
   return game.choices_at(s.key, s.t, s.n, dice)
@@ -125,6 +132,8 @@ def roll(game: Game, s: MatchState, dice: Sequence[int]) -> MatchState:
   if choices:
     return s._replace(dice=tuple(dice), phase="keep",
                       log=s.log + (f"{who} rolled {text}",))
+  if s.leader >= 0:
+    return _next_chaser(game, s, f"{who} rolled {text}: farkle")
   if s.bar:
     return s._replace(phase="over", winner=1 - s.mover, log=s.log + (
         f"{who} rolled {text}: farkle, {NAMES[1 - s.mover]} won",))
@@ -159,6 +168,9 @@ def keep(game: Game, s: MatchState, kept: Sequence[int]) -> MatchState:
                               f"{dice_words(game, choice.n)} to roll",))
   if choice.wins_now:
     return _bank(game, s)
+  if s.leader >= 0:   # may bank once past the bar
+    may = game.last_turns.may_bank(s.key, s.bar, choice.t)
+    return s._replace(phase="decide" if may else "roll")
   if s.bar:
     return s._replace(phase="roll")   # the last turn: roll until past it
   if choice.t < game.bank_minimum_at(s.key):
@@ -172,7 +184,7 @@ def decide(game: Game, s: MatchState, action: str) -> MatchState:
   if action not in ("bank", "roll"):
     raise PositionError(f"action {action!r}: one of bank, roll")
   if s.mover == PERSON:
-    dec = game.decision_at(s.key, s.t, s.n)
+    dec = _decision(game, s)
     made = dec.bank if action == "bank" else dec.roll
     best = max(dec.bank, dec.roll)
     move = Move(s.turn, _where(game, s), action, dec.best, made, best)
@@ -243,7 +255,7 @@ class Computer:
   def action(self, s: MatchState) -> str:
     """'bank' or 'roll' for the computer at its decision."""
     if self.strategy is None:
-      return self.game.decision_at(s.key, s.t, s.n).best
+      return _decision(self.game, s).best
     _, bank = self._policy(s)
     top = bank.shape[0] - 1
     return "bank" if bank[min(s.t // self.game.layout.unit, top),
@@ -310,10 +322,53 @@ def _where(game: Game, s: MatchState) -> str:
           f"turn total {s.t} with {dice_words(game, s.n)}{roll_text}")
 
 
+def _decision(game: Game, s: MatchState):
+  """Bank or roll on for the mover (a chaser's own in a final round)."""
+  if s.leader >= 0:
+    return game.last_turns.decision(s.key, s.bar, _later(s), s.t, s.n)
+  return game.decision_at(s.key, s.t, s.n)
+
+
+def _later(s: MatchState) -> int:
+  """Chasers still to play after the mover in the final round."""
+  return s.players - 1 - (s.mover - s.leader) % s.players
+
+
+def _next_chaser(game: Game, s: MatchState, text: str) -> MatchState:
+  """The next chaser's last turn, or the end: the holder of the bar
+  wins."""
+  if not _later(s):
+    who = names(s.players)[s.holder]
+    return s._replace(phase="over", winner=s.holder, t=0,
+                      log=s.log + (f"{text}; {who} won",))
+  return _next_turn(game, s, game.after_bank(s.key, 0), text)
+
+
+def _bank_final(game: Game, s: MatchState, total: int) -> MatchState:
+  """A bank at the goal or in the final round of the seat engine: past
+  the cap a win, else the bar for the chasers still to play."""
+  who = names(s.players)[s.mover]
+  final = tuple(total if i == s.mover else x for i, x in enumerate(
+      s.final or (0,) * s.players))
+  s = s._replace(final=final, t=0)
+  if total >= game.rules.goal + game.rules.final_round_cap:
+    return s._replace(phase="over", winner=s.mover, log=s.log + (
+        f"{who} banked {total - game.key_scores(s.key)[0]}: {total} "
+        f"points, past the cap: {who} won",))
+  s = s._replace(bar=total, holder=s.mover,
+                 leader=s.mover if s.leader < 0 else s.leader)
+  banked = total - game.key_scores(s.key)[0]
+  return _next_chaser(game, s, f"{who} banked {banked}: {total} points, "
+                      "the bar for the last turns")
+
+
 def _bank(game: Game, s: MatchState) -> MatchState:
   who = names(s.players)[s.mover]
   total = game.key_scores(s.key)[0] + s.t
   reached = total >= game.rules.goal
+  if s.leader >= 0 or (reached and game.rules.final_round
+                       and hasattr(game, "last_turns")):
+    return _bank_final(game, s, total)
   if s.bar or reached and not game.rules.final_round:
     return s._replace(phase="over", winner=s.mover, log=s.log + (
         f"{who} banked {s.t}: {total} points, {who} won",))

@@ -23,7 +23,7 @@ from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, integrity, results
-from farkle_jax.strategy import positions, seat_turns
+from farkle_jax.strategy import last_turn_play, positions, seat_turns
 from farkle_jax.strategy.positions import (PositionError, dice_count,
                                            format_bust)
 from farkle_jax.strategy.solved_game import Choice, Decision
@@ -64,6 +64,8 @@ class SeatGame:
     self._flat = jnp.asarray(np.concatenate(
         [w0.reshape(-1, seats.players), np.zeros((1, seats.players))]))
     self._final = seat_turns.final_table(seats, self._roll_arrays)
+    self.last_turns = last_turn_play.LastTurns(seats, self.roll,
+                                               self._roll_arrays)
     # The last TURNS turns asked for: one advice asks its key's turn twice
     # (the roll, then bank or roll after the best choice), a game its
     # mover's at every roll.

@@ -1,0 +1,105 @@
+"""A chaser's last turn in a game of N players with a final round
+(docs/model.md §8), for games against the computer: every way to set dice
+aside with the chaser's own chance to win after it, and bank or roll on.
+
+A chaser must finish strictly higher than the bar; one who passes it may
+bank (holding the bar against the chasers after them) or roll on to raise
+it. The values are those of the solve (`solver.last_turns`): one turn pass
+per chaser position, over the running total, kept for the turn's rolls.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Sequence
+
+import numpy as np
+
+from farkle_jax.game import roll_tables, scoring
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import bellman, last_turns
+from farkle_jax.strategy.seat_turns import RollSets
+from farkle_jax.strategy.solved_game import Choice, Decision
+
+KEPT = 16   # chaser turns kept (one per chaser position asked)
+
+
+class LastTurns:
+  """The chasers' last turns of one solved game."""
+
+  def __init__(self, seats: SeatsLayout, roll: roll_tables.RollTables,
+               arrays: bellman.RollArrays):
+    self.seats, self.roll, self._arrays = seats, roll, arrays
+    self._phis: list[np.ndarray] | None = None   # on first use
+    self._rows: collections.OrderedDict = collections.OrderedDict()
+    self._sets = [RollSets.of(roll, n)
+                  for n in range(1, roll.dice_states + 1)]
+
+  def _units(self, bar: int) -> int:
+    """A bar in points as units past the goal."""
+    return bar // self.seats.unit - self.seats.goal
+
+  def _turn(self, key: tuple, bar: int, later: int) -> np.ndarray:
+    """[T + 1, S, C] the mover's last turn, rows by running total, for
+    the mover of `key` (scores from the mover) with `later` chasers after
+    them."""
+    seats = self.seats
+    if self._phis is None:
+      self._phis = last_turns.chaser_tables(seats, self._arrays)
+    tau = int(last_turns.threshold(seats, self._units(bar), key[0]))
+    rest = int(seats.scores_index(tuple(key[1:1 + later])))
+    ask = (int(key[0]), tau, rest, later)
+    if ask not in self._rows:
+      self._rows[ask] = last_turns.chaser_turn(
+          seats, self._arrays, self._phis[later], tau, rest)
+      if len(self._rows) > KEPT:
+        self._rows.popitem(last=False)
+    return self._rows[ask]
+
+  def _row(self, key: tuple, t: int) -> int:
+    """Row of the running total after a turn total of t points."""
+    return int(key[0]) + t // self.seats.unit
+
+  def wins_now(self, key: tuple, t: int) -> bool:
+    """Whether the total reaches the cap past the goal: a win outright."""
+    return self._row(key, t) >= self.seats.num_rows
+
+  def may_bank(self, key: tuple, bar: int, t: int) -> bool:
+    """Whether a turn total of t points may be banked: past the bar and
+    at least the chaser's bank floor."""
+    tau = int(last_turns.threshold(self.seats, self._units(bar), key[0]))
+    x = self.seats.score_units(self._row(key, t))
+    return x >= self.seats.goal + 1 + tau
+
+  def choices(self, key: tuple, bar: int, later: int, t: int, n: int,
+              dice: Sequence[int]) -> tuple[Choice, ...]:
+    """Every way to set `dice` aside at turn total t (points) with n dice,
+    with the chaser's own chance after it, best first."""
+    rows, top = self._turn(key, bar, later), self.seats.num_rows
+    counts = tuple(list(dice).count(f) for f in range(1, 7))
+    out = []
+    for kept, points in scoring.keeps(self.seats.rules, counts):
+      n2 = roll_tables.next_dice(n, sum(kept))
+      row = self._row(key, t + points)
+      own = 1.0 if row >= top else float(rows[row, n2 - 1, 0])
+      faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
+      out.append(Choice(faces, points, t + points, n2, own, row >= top))
+    return tuple(sorted(out, key=lambda c: (-c.win, -c.points,
+                                            -len(c.kept))))
+
+  def decision(self, key: tuple, bar: int, later: int, t: int, n: int
+               ) -> Decision:
+    """Bank (where allowed) or roll on at turn total t with n dice, by the
+    chaser's own chance; banking on ties, as the solve."""
+    rows, top = self._turn(key, bar, later), self.seats.num_rows
+    row, sets = self._row(key, t), self._sets[n - 1]
+    reached = rows[np.minimum(row + sets.pts, top), sets.next, 0]  # [R, J]
+    roll = float(sets.prob[:, 0] @ reached.max(axis=1))   # a farkle: 0
+    bank = None
+    if self.may_bank(key, bar, t):
+      x = min(self.seats.score_units(row) - self.seats.goal,
+              self.seats.past_goal - 1)
+      rest = int(self.seats.scores_index(tuple(key[1:1 + later])))
+      bank = float(self._phis[later][x, rest, 0])
+    best = "bank" if bank is not None and bank >= roll else "roll"
+    return Decision(bank, roll, best)
