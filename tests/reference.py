@@ -690,10 +690,11 @@ def _hand_vector(dist, t: int, farkle_vec, value, step: int = 50):
 
 @functools.lru_cache(maxsize=None)
 def final_round_players(players: int, goal: int, cap: int, chasers: tuple,
-                        bar: int, holder: int, faces: tuple | None = None
-                        ) -> tuple:
-  """Every seat's chance to win the final round of the minimal rules (bank
-  minimum 50), seats counted from the player who reached the goal.
+                        bar: int, holder: int, faces: tuple | None = None,
+                        rules: str = "minimal") -> tuple:
+  """Every seat's chance to win the final round of `rules` ("minimal",
+  bank minimum 50, or "facebook", 300), seats counted from the player who
+  reached the goal.
 
   `chasers`: ((seat, banked score), ..) still to play, in order; each plays
   one turn and wins only by finishing strictly higher than `bar` (points),
@@ -704,8 +705,9 @@ def final_round_players(players: int, goal: int, cap: int, chasers: tuple,
   if not chasers:
     return tuple(float(i == holder) for i in range(players))
   (seat, score), rest = chasers[0], chasers[1:]
-  fail = final_round_players(players, goal, cap, rest, bar, holder, faces)
-  dists = {n: distribution("minimal", n, faces) for n in range(1, 7)}
+  fail = final_round_players(players, goal, cap, rest, bar, holder, faces,
+                             rules)
+  dists = {n: distribution(rules, n, faces) for n in range(1, 7)}
 
   @functools.lru_cache(maxsize=None)
   def turn(x: int, n: int) -> tuple:
@@ -720,8 +722,9 @@ def final_round_players(players: int, goal: int, cap: int, chasers: tuple,
         if best is None or o[seat] > best[seat]:
           best = o
       roll = [r + float(p) * b for r, b in zip(roll, best)]
-    if x > bar and x - score >= 50:
-      bank = final_round_players(players, goal, cap, rest, x, seat, faces)
+    if x > bar and x - score >= BANK_MIN[rules]:
+      bank = final_round_players(players, goal, cap, rest, x, seat, faces,
+                                 rules)
       if bank[seat] >= roll[seat]:
         return bank
     return tuple(roll)
@@ -733,12 +736,15 @@ def final_round_players(players: int, goal: int, cap: int, chasers: tuple,
 def solve_players_penalty(players: int, goal: int, floor: int,
                           penalty_count: int = 3, tol: float = 1e-15,
                           max_iter: int = 5000,
-                          start: np.ndarray | None = None
+                          start: np.ndarray | None = None,
+                          cap: int | None = None
                           ) -> tuple[np.ndarray, int]:
   """The facebook rules for `players` players (bank minimum 300; the
   `penalty_count`-th farkle in a row costs 500 points, not below `floor`,
   and starts the count again; a bank starts it again too), each maximizing
   their own win probability, by value iteration from 1/N (or `start`).
+  `cap` (points): the final round (`final_round_players`), turn totals
+  followed up to `cap` past the goal; None: reaching the goal wins.
 
   Returns W0[s_0, .., s_{N-1}, f_0, .., f_{N-1}, i]: scores as indices
   (points - floor) / 50 and farkle counts in turn order from the player to
@@ -750,11 +756,18 @@ def solve_players_penalty(players: int, goal: int, floor: int,
   shape = (nb,) * N + (nf,) * N
   idx = np.meshgrid(*(np.arange(m) for m in shape), indexing="ij")
   s, f = idx[:N], idx[N:]
-  t_max = np.maximum(bank_min - 1, nb - 1 - s[0])
+  past = 0 if cap is None else cap // step
+  t_max = np.maximum(bank_min - 1, nb - 1 - s[0] + past)
   dists = {n: distribution("facebook", n) for n in range(1, 7)}
   win = np.zeros(shape + (N,))
   win[..., 0] = 1.0
   w0 = np.full(shape + (N,), 1.0 / N) if start is None else start.copy()
+  last = np.zeros((past,) + (nb,) * N + (N,))   # banks at goal + j steps
+  for j in range(past):
+    for key in itertools.product(range(nb), repeat=N):
+      chasers = tuple((i, floor + key[i] * step) for i in range(1, N))
+      last[(j,) + key] = final_round_players(
+          N, goal, cap, chasers, goal + j * step, 0, None, "facebook")
   # The next mover's key after a farkle, and after a bank of t (scores in
   # turn order from the next mover: the one who moved comes last).
   three = f[0] == nf - 1
@@ -782,6 +795,10 @@ def solve_players_penalty(players: int, goal: int, floor: int,
           total = s[0] + t
           bank = np.where((total >= nb)[..., None], win,
                           np.roll(w0[after_bank(total)], 1, axis=-1))
+          if past:
+            at = last[(np.clip(total - nb, 0, past - 1),) + tuple(s)]
+            bank = np.where(((total >= nb) & (total < nb + past))[..., None],
+                            at, bank)
           take = bank[..., 0] >= roll[..., 0]
           w = np.where(take[..., None], bank, roll)
         row.append(np.where((t > t_max)[..., None], win, w))
