@@ -352,8 +352,8 @@ SEAT_COMMANDS = {"seats": _seats, "seated": _seated}
 
 
 # What works with dice that differ (rules.dice) or hands (rules.hands).
-DICE_COMMANDS = {"maxscore": "each hand", "komi": "any dice",
-                 "evaluate": "optimal, maxscore, bank:X",
+DICE_COMMANDS = {"maxscore": "each hand", "komi": "any dice", "seats":
+                 "a hand all share", "evaluate": "optimal, maxscore, bank:X",
                  "simulate": "optimal, maxscore, bank:X",
                  "distribution": "optimal, maxscore, bank:X"}
 # Strategies whose tables speak of n = 1..6 dice.

@@ -49,7 +49,9 @@ def seats_report(game: seat_game.SeatGame, scores: str | None) -> dict:
   print(stage_engine.seat_table(game.summary))
   print(f"at scores {','.join(map(str, at))} (player to move first): "
         f"win probabilities {seat_game.format_vector(win)}")
-  print("bank from turn total, n = 6..1 dice: "
+  states = ("n = 6..1 dice" if game.rules.dice_alike else "dice " + ", ".join(
+      game.dice_label(n) for n in range(game.roll.dice_states, 0, -1)))
+  print(f"bank from turn total, {states}: "
         + ", ".join("never" if b is None else str(b) for b in banks))
   return dict(scores=at, win=win.tolist(), bank_from=banks)
 

@@ -386,6 +386,8 @@ def _whole_hand(game: Game, key) -> int:
   """The dice state a turn of `key` starts from (six dice alike: 6)."""
   if game.rules.dice_alike:
     return N_DICE
+  if hasattr(game, "seats"):   # the seat engine: one hand for everyone
+    return game.seats.dice_states
   return int(game.layout.start_state(key[2]))
 
 

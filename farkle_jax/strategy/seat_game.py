@@ -18,7 +18,8 @@ from typing import Any, NamedTuple, Sequence
 import jax.numpy as jnp
 import numpy as np
 
-from farkle_jax.game import roll_tables, scoring
+from farkle_jax.game import dice as dice_lib
+from farkle_jax.game import hand_rolls, roll_tables, scoring
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
@@ -96,11 +97,6 @@ class SeatGame:
       results.log_unconverged(workdir, summary)
     seats = SeatsLayout(rules_lib.from_mapping(
         {"preset": "facebook", **summary["rules"]}))
-    if not seats.rules.dice_alike:   # these turns roll counts of dice
-      raise results.ResultsError(
-          f"--workdir={workdir}: dice that differ with the seat engine: "
-          "its win probabilities are in summary.json and start_values.npy; "
-          "turns, advice, tables and games of it are not available")
     if w0.shape != seats.key_shape + (seats.players,):
       raise results.ResultsError(
           f"--workdir={workdir}: start_values.npy has shape {w0.shape}, "
@@ -225,12 +221,16 @@ class SeatGame:
 
   def _units(self, key: tuple, t: int, n: int) -> int:
     """Turn total t (points) in units, refused unless play reaches it with
-    n dice (`positions`)."""
-    return self.check.turn_total(key[0], 0, t, self.check.dice_state(0, n))
+    dice state n (`positions`)."""
+    return self.check.turn_total(key[0], 0, t, n)
 
-  def decision(self, scores, t: int, n: int, counts=None) -> dict[str, Any]:
-    """Bank or roll at turn total t (points) with n dice to roll."""
+  def decision(self, scores, t: int, n: int, counts=None,
+               given: bool = True) -> dict[str, Any]:
+    """Bank or roll at turn total t (points) with n dice to roll (as a
+    person gives it, `given`: 6 is the whole hand where the dice differ;
+    else the dice state)."""
     key = self.key(scores, counts)
+    n = self.check.dice_state(0, n, given)
     tu = self._units(key, t, n)
     return self._decision(self._turn_of(key), tu, n)
 
@@ -247,22 +247,31 @@ class SeatGame:
     """Every way to set dice aside from a roll at turn total t (points),
     best for the mover first (empty: a farkle); n, if given, the dice to
     roll, which the roll must show."""
-    n, dice, _ = self.check.roll_of(0, dice, n)
+    n, dice, hand = self.check.roll_of(
+        0, dice, n if self.rules.dice_alike else None)
     key = self.key(scores, counts)
     tu = self._units(key, t, n)
     turn = self._turn_of(key)
     top, out = self.seats.num_rows, []
     busts, last = self.busts(turn), int(self.seats.t_max(key[0]))
-    face_counts = tuple(list(dice).count(f) for f in range(1, 7))
-    for kept, points in scoring.keeps(self.rules, face_counts):
-      n2 = roll_tables.next_dice(n, sum(kept))
+    for faces, points, n2 in self._keeps(n, dice, hand):
       u = tu + points // self.seats.unit
       win = turn.rows[min(u, top), n2 - 1]
-      faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
       out.append(SeatChoice(faces, points, t + points, n2,
                             tuple(float(x) for x in win[:-1]),
                             0.0 if u > last else float(busts[u, n2 - 1, 0])))
     return sorted(out, key=lambda c: (-c.win[0], -c.points, -len(c.kept)))
+
+  def _keeps(self, n: int, dice: Sequence, hand) -> list[tuple]:
+    """(faces kept, points, dice state after) of every way to set dice
+    aside from a roll of dice state n (`hand`: the roll where the dice
+    differ, `positions.PositionCheck.roll_of`)."""
+    if not self.rules.dice_alike:
+      return hand_rolls.options(self.rules, hand)
+    counts = tuple(list(dice).count(f) for f in range(1, 7))
+    return [(tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1])),
+             points, roll_tables.next_dice(n, sum(kept)))
+            for kept, points in scoring.keeps(self.rules, counts)]
 
   def advice(self, scores, t: int = 0, n: int | None = None, roll=None,
              counts=None) -> dict[str, Any]:
@@ -274,14 +283,15 @@ class SeatGame:
     if roll is None:
       n = N_DICE if n is None else n
       return {**head, "n": n, **self.decision(scores, t, n, counts)}
-    n, roll, _ = self.check.roll_of(0, roll, n)   # faces, as read
+    n, roll, _ = self.check.roll_of(   # faces, as read
+        0, roll, n if self.rules.dice_alike else None)
     choices = self.advise(scores, t, roll, counts, n)
     out = {**head, "dice": list(roll),
            "choices": [c._asdict() for c in choices]}
     if choices and choices[0].t < self._wins_from(scores[0]):
       best = choices[0]
-      out["then"] = {"t": best.t, "n": best.n,
-                     **self.decision(scores, best.t, best.n, counts)}
+      out["then"] = {"t": best.t, "n": best.n, **self.decision(
+          scores, best.t, best.n, counts, given=False)}
     return out
 
   def table(self, scores, counts=None, t_last: int | None = None
@@ -299,7 +309,7 @@ class SeatGame:
     for t in range(last + 1):
       bank = self.bank_value(turn, t)
       cells = []
-      for n in range(N_DICE, 0, -1):
+      for n in range(self.roll.dice_states, 0, -1):
         roll = self.roll_value(turn, t, n)
         banks = bank is not None and bank[0] >= roll[0]
         cells.append({"n": n, "action": "bank" if banks else "roll",
@@ -307,9 +317,14 @@ class SeatGame:
                       "win": [float(x) for x in (bank if banks
                                                  else roll)[:-1]]})
       rows.append({"t": t * unit, "cells": cells})
-    return {"scores": list(scores), "counts": list(turn.key[
+    out = {"scores": list(scores), "counts": list(turn.key[
         self.seats.players:]), "win": self.win_probabilities(
             scores, counts).tolist(), "rows": rows}
+    if not self.rules.dice_alike:   # the dice states by name
+      out["dice"] = {"columns": [self.dice_label(n) for n in range(
+          self.roll.dice_states, 0, -1)], "legend": dice_lib.legend(
+              self.rules.hand_specs[0])}
+    return out
 
   def reachable(self, s0: int, rows: int) -> np.ndarray:
     """[rows, 6] bool: the in-turn states (t, n), t in units, that some
@@ -354,9 +369,19 @@ class SeatGame:
 
   def decision_at(self, key, t: int, n: int) -> Decision:
     scores, counts = self._split(key)
-    d = self.decision(scores, t, n, counts)
+    d = self.decision(scores, t, n, counts, given=False)   # n: a state
     return Decision(d["bank"] and d["bank"][0], d["roll"][0], d["best"],
                     d["bust"])
+
+  def dice_label(self, n: int) -> str:
+    """Dice state n in a few letters ('5'; 'ABBBB' where the dice
+    differ)."""
+    return self.seats.dice_labels[n - 1].split(":")[-1]
+
+  def dice_words(self, n: int) -> str:
+    """Dice state n in words ('2 dice', or 'dice ABBBB')."""
+    label = self.dice_label(n)
+    return dice_count(int(label)) if label.isdigit() else f"dice {label}"
 
   def bank_minimum_at(self, key) -> int:
     return int(self.seats.bank_floor(key[0])) * self.seats.unit
@@ -372,11 +397,12 @@ class SeatGame:
     return tuple(int(x) for x in self.seats.farkle_fields(tuple(key)))
 
   def bank_thresholds(self, scores, counts=None) -> list[int | None]:
-    """For n = 6..1 dice, the smallest turn total (points) at which the
-    mover banks rather than rolls (None: never)."""
+    """For every dice state, the whole hand first (n = 6..1 dice alike),
+    the smallest turn total (points) at which the mover banks rather than
+    rolls (None: never)."""
     turn = self.turn(scores, counts)
     out = []
-    for n in range(N_DICE, 0, -1):
+    for n in range(self.roll.dice_states, 0, -1):
       found = None
       for t in range(int(self.seats.bank_floor(turn.key[0])),
                      self.seats.num_rows):
