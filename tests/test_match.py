@@ -283,3 +283,28 @@ def test_a_chasers_chances_are_the_references(final_three):
     want = reference.final_round_players(3, 500, 1000, ((2, s2),), bar, 0)
     assert game.last_turns.decision(last, bar, 0, 0, 6).roll == (
         pytest.approx(want[2], abs=1e-12))
+
+
+def test_last_turns_with_dice_that_differ(tmp_path):
+  """One lucky die among five fair ones and a final round: the chasers'
+  rolls are read by kind ('A1'), and games end at the goal or after the
+  last turns, the advice in every seat giving nothing away."""
+  from farkle_jax.solver import configuration, driver
+  from farkle_jax.strategy.seat_game import SeatGame
+  config = configuration.base("minimal")
+  config.rules.update(goal=500, players=3, final_round=True,
+                      final_round_cap=1000,
+                      dice=((0.25, 0.1, 0.15, 0.15, 0.2, 0.15),))
+  driver.run(config, str(tmp_path))
+  game = SeatGame.load(str(tmp_path))
+  computer, in_final = match.Computer(game), 0
+  for seed in range(8):
+    s = _play(game, computer, match.Dice(seed, game.rules),
+              lambda g, s: computer.step(s, None))
+    assert match.summary(s)[0] < 1e-12
+    points = match.scores(game, s)
+    assert points[s.winner] >= 500 and sorted(points)[-2] < points[s.winner]
+    in_final += any("the bar for the last" in line for line in s.log)
+    chasers = [line for line in s.log if "kept A" in line or "kept B" in line]
+    assert chasers   # dice named by kind
+  assert in_final >= 3

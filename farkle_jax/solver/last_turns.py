@@ -79,9 +79,10 @@ def threshold(seats: SeatsLayout, bar, s):
 
 def chaser_tables(seats: SeatsLayout, roll: RollArrays
                   ) -> list[np.ndarray]:
-  """[phi_N, phi_{N-1}, .., phi_1]: entry m [P, B^m, m + 1] is phi of
-  the chaser with m chasers after them (rows: the bar; columns: the
-  holder, then that chaser and the later ones)."""
+  """[phi_N, phi_{N-1}, .., phi_1]: entry m [P, B^m, m + 1] is
+  phi_{N-m}, the last m chasers from that one on (rows: the bar; columns:
+  the holder, then those chasers); a chaser with m chasers after them
+  reads entry m as what passing the bar hands on."""
   phis = [np.ones((seats.past_goal, 1, 1))]
   for _ in range(seats.players - 1):
     phis.append(_chaser_table(seats, roll, phis[-1]))
@@ -107,10 +108,10 @@ def _chaser_table(seats: SeatsLayout, roll: RollArrays, after: np.ndarray
   B = seats.num_scores
   k = P * L
   tau, later = np.divmod(np.arange(k), L)     # threshold goal + 1 + tau
-  parts = []
+  parts, on_device = [], jnp.asarray(after)
   for lo in range(0, k, CHUNK):
     sl = slice(lo, min(k, lo + CHUNK))
-    parts.append(np.asarray(_passes(jnp.asarray(after), jnp.asarray(
+    parts.append(np.asarray(_passes(on_device, jnp.asarray(
         tau[sl], jnp.int32), jnp.asarray(later[sl], jnp.int32), roll,
         seats)))
   u = np.concatenate(parts, axis=-1).reshape(B, c + 1, P, L)

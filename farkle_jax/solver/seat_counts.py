@@ -21,8 +21,11 @@ so its row steps are known, and with them:
 * bytes exchanged per device: after each stage every device receives the
   other devices' new start vectors (the values are kept whole on each).
 
-A projection with these counts (`sweep_counts.projected_seconds`) is a
-projection, not a measurement.
+Each stage is counted once: one turn pass, as a sweep under a penalty
+runs it. Without a penalty a stage repeats its policy steps until they
+settle (one to eight passes, `multiplayer.NEWTON_STEPS`), so there these
+counts are per policy step. A projection with these counts
+(`sweep_counts.projected_seconds`) is a projection, not a measurement.
 """
 
 from __future__ import annotations

@@ -14,9 +14,10 @@ with `farkle` the next player's start vector after a farkle, seen from the
 mover, and channel N equal to 1; `bank(t)` the next player's start vector
 after banking t (channel N: 0), or the win vector once the bank reaches the
 goal (under the final round: the last turns' values, `last_turns`, and the
-win vector past the cap); the bank floor is the bank minimum, or the entry minimum for a mover
-not on the board yet (`SeatsLayout.bank_floor`). The farkle channel is the slope of the turn's value in what a farkle
-is worth, which the ordered solver's Newton step needs.
+win vector past the cap); the bank floor is the bank minimum, or the
+entry minimum for a mover not on the board yet (`SeatsLayout.bank_floor`).
+The farkle channel is the slope of the turn's value in what a farkle is
+worth, which the ordered solver's Newton step needs.
 """
 
 from __future__ import annotations

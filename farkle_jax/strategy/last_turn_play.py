@@ -15,9 +15,10 @@ from typing import Sequence
 
 import numpy as np
 
-from farkle_jax.game import roll_tables, scoring
+from farkle_jax.game import roll_tables
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, last_turns
+from farkle_jax.strategy import positions, seat_turns
 from farkle_jax.strategy.seat_turns import RollSets
 from farkle_jax.strategy.solved_game import Choice, Decision
 
@@ -28,12 +29,28 @@ class LastTurns:
   """The chasers' last turns of one solved game."""
 
   def __init__(self, seats: SeatsLayout, roll: roll_tables.RollTables,
-               arrays: bellman.RollArrays):
+               arrays: bellman.RollArrays, check: positions.PositionCheck):
     self.seats, self.roll, self._arrays = seats, roll, arrays
+    self._check = check
     self._phis: list[np.ndarray] | None = None   # on first use
     self._rows: collections.OrderedDict = collections.OrderedDict()
     self._sets = [RollSets.of(roll, n)
                   for n in range(1, roll.dice_states + 1)]
+
+  def _tables(self) -> list[np.ndarray]:
+    """`last_turns.chaser_tables`, computed once."""
+    if self._phis is None:
+      self._phis = last_turns.chaser_tables(self.seats, self._arrays)
+    return self._phis
+
+  def final_table(self) -> np.ndarray:
+    """[P * B^(N-1), N] what a bank at the goal is worth (the solve's
+    `last_turns.final_values`), or [1, N] zeros without a final round."""
+    seats = self.seats
+    if not seats.past_goal:
+      return np.zeros((1, seats.players))
+    return self._tables()[-1].reshape(
+        seats.past_goal * seats.num_scores ** (seats.players - 1), -1)
 
   def _units(self, bar: int) -> int:
     """A bar in points as units past the goal."""
@@ -44,14 +61,12 @@ class LastTurns:
     the mover of `key` (scores from the mover) with `later` chasers after
     them."""
     seats = self.seats
-    if self._phis is None:
-      self._phis = last_turns.chaser_tables(seats, self._arrays)
     tau = int(last_turns.threshold(seats, self._units(bar), key[0]))
     rest = int(seats.scores_index(tuple(key[1:1 + later])))
     ask = (int(key[0]), tau, rest, later)
     if ask not in self._rows:
       self._rows[ask] = last_turns.chaser_turn(
-          seats, self._arrays, self._phis[later], tau, rest)
+          seats, self._arrays, self._tables()[later], tau, rest)
       if len(self._rows) > KEPT:
         self._rows.popitem(last=False)
     return self._rows[ask]
@@ -73,16 +88,16 @@ class LastTurns:
 
   def choices(self, key: tuple, bar: int, later: int, t: int, n: int,
               dice: Sequence[int]) -> tuple[Choice, ...]:
-    """Every way to set `dice` aside at turn total t (points) with n dice,
-    with the chaser's own chance after it, best first."""
+    """Every way to set `dice` aside at turn total t (points) with dice
+    state n, with the chaser's own chance after it, best first."""
     rows, top = self._turn(key, bar, later), self.seats.num_rows
-    counts = tuple(list(dice).count(f) for f in range(1, 7))
+    rules = self.seats.rules
+    n, dice, hand = self._check.roll_of(0, dice,
+                                        n if rules.dice_alike else None)
     out = []
-    for kept, points in scoring.keeps(self.seats.rules, counts):
-      n2 = roll_tables.next_dice(n, sum(kept))
+    for faces, points, n2 in seat_turns.keeps(rules, n, dice, hand):
       row = self._row(key, t + points)
       own = 1.0 if row >= top else float(rows[row, n2 - 1, 0])
-      faces = tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1]))
       out.append(Choice(faces, points, t + points, n2, own, row >= top))
     return tuple(sorted(out, key=lambda c: (-c.win, -c.points,
                                             -len(c.kept))))
@@ -100,6 +115,6 @@ class LastTurns:
       x = min(self.seats.score_units(row) - self.seats.goal,
               self.seats.past_goal - 1)
       rest = int(self.seats.scores_index(tuple(key[1:1 + later])))
-      bank = float(self._phis[later][x, rest, 0])
+      bank = float(self._tables()[later][x, rest, 0])
     best = "bank" if bank is not None and bank >= roll else "roll"
     return Decision(bank, roll, best)

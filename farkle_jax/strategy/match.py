@@ -101,7 +101,7 @@ def scores(game: Game, s: MatchState) -> tuple[int, ...]:
   if s.final:   # the final round of the seat engine: its totals
     k = s.players - s.mover
     seats = mine[k:] + mine[:k]
-    return tuple(max(x, y) for x, y in zip(seats, s.final))
+    return tuple(y or x for x, y in zip(seats, s.final))   # y >= goal
   if s.bar:
     mine[1] = s.bar   # the leader's total, past the last score a key holds
   if s.phase == "over" and s.winner == s.mover:

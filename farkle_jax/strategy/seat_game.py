@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from farkle_jax.game import dice as dice_lib
-from farkle_jax.game import hand_rolls, roll_tables, scoring
+from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.game.seats import SeatsLayout
@@ -64,9 +64,9 @@ class SeatGame:
     self.check = positions.PositionCheck(seats, self.roll)
     self._flat = jnp.asarray(np.concatenate(
         [w0.reshape(-1, seats.players), np.zeros((1, seats.players))]))
-    self._final = seat_turns.final_table(seats, self._roll_arrays)
     self.last_turns = last_turn_play.LastTurns(seats, self.roll,
-                                               self._roll_arrays)
+                                               self._roll_arrays, self.check)
+    self._final = self.last_turns.final_table()
     # The last TURNS turns asked for: one advice asks its key's turn twice
     # (the roll, then bank or roll after the best choice), a game its
     # mover's at every roll.
@@ -254,24 +254,13 @@ class SeatGame:
     turn = self._turn_of(key)
     top, out = self.seats.num_rows, []
     busts, last = self.busts(turn), int(self.seats.t_max(key[0]))
-    for faces, points, n2 in self._keeps(n, dice, hand):
+    for faces, points, n2 in seat_turns.keeps(self.rules, n, dice, hand):
       u = tu + points // self.seats.unit
       win = turn.rows[min(u, top), n2 - 1]
       out.append(SeatChoice(faces, points, t + points, n2,
                             tuple(float(x) for x in win[:-1]),
                             0.0 if u > last else float(busts[u, n2 - 1, 0])))
     return sorted(out, key=lambda c: (-c.win[0], -c.points, -len(c.kept)))
-
-  def _keeps(self, n: int, dice: Sequence, hand) -> list[tuple]:
-    """(faces kept, points, dice state after) of every way to set dice
-    aside from a roll of dice state n (`hand`: the roll where the dice
-    differ, `positions.PositionCheck.roll_of`)."""
-    if not self.rules.dice_alike:
-      return hand_rolls.options(self.rules, hand)
-    counts = tuple(list(dice).count(f) for f in range(1, 7))
-    return [(tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1])),
-             points, roll_tables.next_dice(n, sum(kept)))
-            for kept, points in scoring.keeps(self.rules, counts)]
 
   def advice(self, scores, t: int = 0, n: int | None = None, roll=None,
              counts=None) -> dict[str, Any]:

@@ -1,21 +1,22 @@
 """One turn of an N-player position rebuilt from the solved start vectors
 (docs/model.md §8), for the queries of `seat_game`: the turn pass of the
-solver (`solver.vector_pass`) for one key, the score sets it reads, and
-what a bank at the goal is worth under the final round
-(`solver.last_turns`).
+solver (`solver.vector_pass`) for one key, the score sets it reads, the
+ways to set a roll's dice aside, and what a bank at the goal is worth
+under the final round (the table of `solver.last_turns`).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import jax
 import numpy as np
 
-from farkle_jax.game import roll_tables
+from farkle_jax.game import hand_rolls, roll_tables, scoring
+from farkle_jax.game.rules import Rules
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import bellman, last_turns, vector_pass
+from farkle_jax.solver import bellman, vector_pass
 
 
 class RollSets(NamedTuple):
@@ -33,12 +34,16 @@ class RollSets(NamedTuple):
                roll.opt_next[r] - 1, roll.set_prob[r][:, None])
 
 
-def final_table(seats: SeatsLayout, roll: bellman.RollArrays) -> np.ndarray:
-  """[P * B^(N-1), N] the last turns' values (`last_turns.final_values`),
-  or [1, N] zeros without a final round."""
-  if not seats.past_goal:
-    return np.zeros((1, seats.players))
-  return last_turns.final_values(seats, roll)
+def keeps(rules: Rules, n: int, dice: Sequence, hand) -> list[tuple]:
+  """(faces kept, points, dice state after) of every way to set dice
+  aside from a roll of dice state n (`hand`: the roll where the dice
+  differ, as `positions.PositionCheck.roll_of` reads it)."""
+  if not rules.dice_alike:
+    return hand_rolls.options(rules, hand)
+  counts = tuple(list(dice).count(f) for f in range(1, 7))
+  return [(tuple(f for f in range(6, 0, -1) for _ in range(kept[f - 1])),
+           points, roll_tables.next_dice(n, sum(kept)))
+          for kept, points in scoring.keeps(rules, counts)]
 
 
 def bank_at_goal(final: np.ndarray, seats: SeatsLayout, key: tuple,
