@@ -308,3 +308,26 @@ def test_last_turns_with_dice_that_differ(tmp_path):
     chasers = [line for line in s.log if "kept A" in line or "kept B" in line]
     assert chasers   # dice named by kind
   assert in_final >= 3
+
+
+def test_a_web_game_of_three_plays_the_last_turns(final_three):
+  """The web game's API over the same rules: games end, some after the
+  last turns, whose bar the page is given."""
+  from starlette.testclient import TestClient
+  from farkle_jax.apps import explorer
+  web = TestClient(explorer.create_app(final_three),
+                   base_url="http://localhost")
+  bars = 0
+  for seed in range(6):
+    g = web.post("/api/games", json={"seed": seed}).json()
+    for _ in range(400):
+      if g["phase"] == "over":
+        break
+      body = ({"action": "keep", "dice": g["options"][0]["dice"]}
+              if g["phase"] == "keep" else {"action": "roll"})
+      reply = web.post(f"/api/games/{g['id']}", json=body)
+      assert reply.status_code == 200, reply.text
+      g = reply.json()
+    assert g["phase"] == "over"
+    bars += g["bar"] is not None
+  assert bars >= 2
