@@ -152,18 +152,30 @@ class SeatsLayout(ScoreUnits):
     return self.players * (self.num_farkle - 1) + 1
 
   def stage_sizes(self) -> np.ndarray:
-    """Keys per stage (as `np.bincount(stage(all keys))`), from the sizes
-    alone: sums of N scores and of N counts are counted by convolution."""
-    n, F = self.players, self.num_farkle
-    sums, counts = np.ones(1, np.int64), np.ones(1, np.int64)
+    """Keys per stage (as `np.bincount(stage(all keys))`)."""
+    return self.stage_scores().sum(axis=1)
+
+  def stage_scores(self) -> np.ndarray:
+    """[S, B] keys per stage by the mover's banked-score index, from the
+    sizes alone: sums of the other N - 1 scores and of the N farkle counts
+    are counted by convolution."""
+    n, B, F = self.players, self.num_scores, self.num_farkle
+    others, counts = np.ones(1, np.int64), np.ones(1, np.int64)
+    for _ in range(n - 1):
+      others = np.convolve(others, np.ones(B, np.int64))
     for _ in range(n):
-      sums = np.convolve(sums, np.ones(self.num_scores, np.int64))
       counts = np.convolve(counts, np.ones(F, np.int64))
-    block = (n * (self.num_scores - 1) - np.arange(len(sums))) // self.bank_min
-    per_block = np.bincount(block, weights=sums).astype(np.int64)
-    if F == 1:
-      return per_block
-    return np.outer(per_block, counts[::-1]).reshape(-1)
+    top = n * (B - 1)
+    mover, rest = np.arange(B)[:, None], np.arange(len(others))[None]
+    block = (top - mover - rest) // self.bank_min           # `stage`
+    blocks = top // self.bank_min + 1
+    per_block = np.bincount(
+        (block * B + mover).ravel(), minlength=blocks * B,
+        weights=np.broadcast_to(others, block.shape).ravel()
+    ).astype(np.int64).reshape(blocks, B)
+    # Within a block, the farkle-count classes highest first.
+    return (per_block[:, None, :] * counts[::-1][None, :, None]).reshape(
+        -1, B)
 
   def raised_key(self, reader: Fields, target: Fields) -> np.ndarray:
     """Flat key of `target` with its scores raised until its score sum lies

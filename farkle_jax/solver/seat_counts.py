@@ -4,11 +4,10 @@ alone (docs/model.md §8, "Counting a sweep of N players").
 The stage engine's tables hold every key of every stage ([S, U * G] int32
 each), so building them for a large model takes more host memory than a
 plan needs. These counts come from closed forms instead: the keys of each
-stage by the mover's score (sums of uniform scores and farkle counts, by
-convolution, as `SeatsLayout.stage_sizes`), sorted within the stage as
-`multiplayer.build` sorts them (mover's score, highest first) and cut into
-sub-batches of G keys; a sub-batch runs its turn pass from its highest row,
-so its row steps are known, and with them:
+stage by the mover's score (`SeatsLayout.stage_scores`), sorted within the
+stage as `multiplayer.build` sorts them (mover's score, highest first) and
+cut into sub-batches of G keys; a sub-batch runs its turn pass from its
+highest row, so its row steps are known, and with them:
 
 * dependent loop steps per sweep: per stage, the sub-batches of one device
   run one after another (the longest device sets the stage's time), each
@@ -54,7 +53,7 @@ def sub_batch_tops(seats: SeatsLayout, group: int, devices: int = 1
   """[S, U] the highest row of every sub-batch (-1: padding), as
   `multiplayer.build` sets `SeatTables.top`, from the sizes alone."""
   S, U, G = multiplayer.plan_sizes(seats, group, devices)
-  hist = _stage_scores(seats)                       # [S, B] keys by s0
+  hist = seats.stage_scores()                       # [S, B] keys by s0
   t_max = np.asarray(seats.t_max(np.arange(seats.num_scores)))
   tops = np.full((S, U), -1, np.int64)
   for s in range(S):
@@ -75,28 +74,6 @@ def sub_batch_tops(seats: SeatsLayout, group: int, devices: int = 1
     tops[s, :len(first)] = np.maximum(np.maximum.reduceat(rows, lo),
                                       rows[hi])
   return tops
-
-
-def _stage_scores(seats: SeatsLayout) -> np.ndarray:
-  """[S, B] the number of keys of each stage whose mover holds score b."""
-  n, B, F = seats.players, seats.num_scores, seats.num_farkle
-  others = np.ones(1, np.int64)
-  for _ in range(n - 1):
-    others = np.convolve(others, np.ones(B, np.int64))
-  top = n * (B - 1)
-  blocks = top // seats.bank_min + 1
-  scores = np.zeros((blocks, B), np.int64)
-  k = np.arange(len(others))
-  for b in range(B):
-    np.add.at(scores[:, b], (top - b - k) // seats.bank_min, others)
-  if F == 1:
-    return scores
-  counts = np.ones(1, np.int64)
-  for _ in range(n):
-    counts = np.convolve(counts, np.ones(F, np.int64))
-  per = seats.stages_per_block                       # classes, highest first
-  return (scores[:, None, :] * counts[::-1][None, :, None]).reshape(
-      blocks * per, B)
 
 
 def sweep(seats: SeatsLayout, group: int, devices: int = 1) -> SeatSweep:
