@@ -53,15 +53,20 @@ def footprint(seats: SeatsLayout) -> int:
   return tables + passes + P * B ** (n - 1) * (n + 1) * 8 * 2
 
 
-def final_values(seats: SeatsLayout, roll: RollArrays) -> np.ndarray:
-  """[P * B^(N-1), N] what a bank at or past the goal is worth.
+def final_values(seats: SeatsLayout, roll: RollArrays | None,
+                 phis: list[np.ndarray] | None = None) -> np.ndarray:
+  """[P * B^(N-1), N] what a bank at or past the goal is worth; [1, N]
+  zeros without a final round (nothing reads them; `roll` may be None).
 
-  Row `bar * B^(N-1) + ravel(s_1, .., s_{N-1})`: the mover banked a total of
-  goal + bar units (bar < P = `seats.past_goal`) and the others hold banked
-  scores (indices) s_1 .. s_{N-1} in seat order; the columns are the win
-  chances of the mover and of each other seat, in turn order.
+  Row `bar * B^(N-1) + ravel(s_1, .., s_{N-1})` (`SeatsLayout.final_row`):
+  the mover banked a total of goal + bar units (bar < P =
+  `seats.past_goal`) and the others hold banked scores (indices) s_1 ..
+  s_{N-1} in seat order; the columns are the win chances of the mover and
+  of each other seat, in turn order. `phis`: `chaser_tables`, if at hand.
   """
-  phi = chaser_tables(seats, roll)[-1]
+  if not seats.past_goal:
+    return np.zeros((1, seats.players))
+  phi = (phis or chaser_tables(seats, roll))[-1]
   return phi.reshape(seats.past_goal * seats.num_scores ** (
       seats.players - 1), -1)
 

@@ -165,10 +165,10 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
 
 
 def _final(seats: SeatsLayout) -> np.ndarray:
-  """`SeatTables.final`."""
-  if not seats.past_goal:
-    return np.zeros((1, seats.players))
-  roll = bellman.roll_arrays(roll_tables.build(seats.rules))
+  """`SeatTables.final` (the roll tables only where a final round reads
+  them)."""
+  roll = (bellman.roll_arrays(roll_tables.build(seats.rules))
+          if seats.past_goal else None)
   return last_turns.final_values(seats, roll)
 
 

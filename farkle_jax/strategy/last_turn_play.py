@@ -44,13 +44,10 @@ class LastTurns:
     return self._phis
 
   def final_table(self) -> np.ndarray:
-    """[P * B^(N-1), N] what a bank at the goal is worth (the solve's
-    `last_turns.final_values`), or [1, N] zeros without a final round."""
-    seats = self.seats
-    if not seats.past_goal:
-      return np.zeros((1, seats.players))
-    return self._tables()[-1].reshape(
-        seats.past_goal * seats.num_scores ** (seats.players - 1), -1)
+    """`last_turns.final_values`, from the tables the chasers' turns
+    read."""
+    phis = self._tables() if self.seats.past_goal else None
+    return last_turns.final_values(self.seats, self._arrays, phis)
 
   def _units(self, bar: int) -> int:
     """A bar in points as units past the goal."""

@@ -347,17 +347,15 @@ def _next_chaser(game: Game, s: MatchState, text: str) -> MatchState:
 def _bank_final(game: Game, s: MatchState, total: int) -> MatchState:
   """A bank at the goal or in the final round of the seat engine: past
   the cap a win, else the bar for the chasers still to play."""
-  who = names(s.players)[s.mover]
+  who, banked = names(s.players)[s.mover], s.t
   final = tuple(total if i == s.mover else x for i, x in enumerate(
       s.final or (0,) * s.players))
   s = s._replace(final=final, t=0)
   if total >= game.rules.goal + game.rules.final_round_cap:
     return s._replace(phase="over", winner=s.mover, log=s.log + (
-        f"{who} banked {total - game.key_scores(s.key)[0]}: {total} "
-        f"points, past the cap: {who} won",))
+        f"{who} banked {banked}: {total} points, past the cap: {who} won",))
   s = s._replace(bar=total, holder=s.mover,
                  leader=s.mover if s.leader < 0 else s.leader)
-  banked = total - game.key_scores(s.key)[0]
   return _next_chaser(game, s, f"{who} banked {banked}: {total} points, "
                       "the bar for the last turns")
 
