@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 import reference
+from conftest import COMMANDS
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import configuration, driver, multiplayer, results
 from farkle_jax.strategy import match, seat_game, seated
+from farkle_jax.strategy.positions import PositionError
 
 
 def _config(preset, goal, players, floor=None, **rules):
@@ -73,6 +75,9 @@ def test_a_final_round_agrees_with_the_plain_reference(tmp_path, players,
   want = np.stack([[V[t][n][at] for n in range(6)] for t in sorted(V)])
   np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
   assert game.advice(scores, t=goal, n=3)["best"] in ("bank", "roll")
+  with pytest.raises(PositionError, match=f"reaches the final-round cap, "
+                     f"{cap} past the goal {goal}; bank to win"):
+    game.decision(scores, goal + cap + 500, 1)
 
 
 def test_a_final_round_of_two_gives_the_two_player_values(tmp_path):
@@ -176,6 +181,10 @@ def test_dice_that_differ_agree_with_the_plain_reference(tmp_path):
       best["win"][0], abs=1e-14)
   assert game.table((0, 0, 0), t_last=100)["dice"]["columns"][0] == "ABBBBB"
   assert len(game.bank_thresholds((0, 0, 0))) == 11   # every dice state
+  out = COMMANDS("farkle_jax.apps.advise", "--workdir", str(tmp_path),
+                 "--scores", "0,100,200", "--t", "100", "--n", "9")
+  assert out.returncode == 0, out.stderr
+  assert "t=100 with dice BBBBB: " in out.stdout   # state 9, by name
   computer = match.Computer(game)
   for seed in range(2):
     s = match.start(game)

@@ -216,8 +216,11 @@ def _advice_by_scores(game, query: Query, as_json: bool) -> str:
   roll_on = (seat_game.format_vector(d["roll"])
              + f", bust {positions.format_bust(d.get('bust'))}"
              if d["roll"] else "not needed: banking wins")
-  return (f"scores {_join(scores)}, t={t} with "
-          f"{solved_game.dice_count(_N.default if n is None else n)}: "
+  n = _N.default if n is None else n
+  dice = (solved_game.dice_count(n) if game.rules.dice_alike else
+          game.dice_words(game.check.dice_state(counts[0] if counts else 0,
+                                                n)))
+  return (f"scores {_join(scores)}, t={t} with {dice}: "
           f"{d['best']} (bank {bank}; roll {roll_on})")
 
 

@@ -174,11 +174,13 @@ class PositionCheck:
                           f"{lay.unit} from 0 to {top * lay.unit}")
     units = t // lay.unit
     if units > top:
+      end = (f"the goal {self.rules.goal}" if not lay.past_goal else
+             f"the final-round cap, {self.rules.final_round_cap} past the "
+             f"goal {self.rules.goal}")
       raise PositionError(
           f"t={shown}: a turn total from 0 to {top * lay.unit} here: with a "
           f"banked score of {int(lay.points(b_index))}, "
-          f"{(top + 1) * lay.unit} already reaches the goal "
-          f"{self.rules.goal}; bank to win")
+          f"{(top + 1) * lay.unit} already reaches {end}; bank to win")
     if not self._reach(int(lay.start_state(f)))[units, n - 1]:
       raise PositionError(
           f"t={shown} with n={n} dice to roll cannot be reached: a turn starts "
