@@ -17,7 +17,7 @@ the queries of a solved run also run, in NumPy, one key at a time.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -195,13 +195,8 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
                bank_base: jax.Array, top: jax.Array, roll: RollArrays,
                layout: StateLayout) -> tuple[jax.Array, jax.Array]:
   """How the turns of a batch of keys end under the policy their values
-  imply (docs/model.md §4.2, the Newton correction).
-
-  A forward pass over t carries the probability of reaching each in-turn
-  state from (t = 0, six dice): where banking is chosen (bank >= roll, as in
-  `turn_pass`) it leaves as a bank of t; otherwise a roll sends P_farkle to
-  the farkle exit and each score set's share to its best option (the first
-  on ties). Mass that passes row `top` only wins.
+  imply (docs/model.md §4.2, the Newton correction): `forward_exits` with
+  the two-player bank value.
 
   Args:
     rows: [T + 1, S, k] the final values of `turn_pass`; chosen: [T + 1,
@@ -212,16 +207,43 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
     bank [T + 1, k]: probability of banking at each t (rows above a key's
     t_max bank into the goal); farkle [k]: probability of a farkle.
   """
-  k = rows.shape[-1]
-  sets = chosen.shape[1]
+  banked = lambda t: 1 - padded[layout.bank_position(bank_base, t, jnp)]
+  return forward_exits(rows, chosen, banked,
+                       layout.bank_floor_at(bank_base, jnp), top, roll)
+
+
+def forward_exits(values: jax.Array, chosen: jax.Array,
+                  banked: Callable[[jax.Array], jax.Array], floor: jax.Array,
+                  top: jax.Array, roll: RollArrays
+                  ) -> tuple[jax.Array, jax.Array]:
+  """How turns end under the decisions their values imply, for any number
+  of players (the decider's values alone decide).
+
+  A forward pass over t carries the probability of reaching each in-turn
+  state from (t = 0, the whole hand): where banking is chosen (bank >= the
+  state's value, as the backward pass chose it) it leaves as a bank of t;
+  otherwise a roll sends P_farkle to the farkle exit and each score set's
+  share to its picked option. Mass that passes row `top` only wins.
+
+  Args:
+    values: [T + 1, S, k] the decider's final value of every in-turn state.
+    chosen: [T + 1, R, k] int8 the option each score set takes (the first
+      best; score sets in `roll.groups` order).
+    banked: t -> [k] the decider's value of banking t.
+    floor: [k] or [] the lowest bankable t; top: [] int32 the last row.
+
+  Returns:
+    bank [T + 1, k]: probability of banking at each t; farkle [k]:
+    probability of a farkle.
+  """
+  k, sets = values.shape[-1], chosen.shape[1]
   option = _OptionSources.of(roll)
-  floor = layout.bank_floor_at(bank_base, jnp)   # [k] or one for all
   # Each row gathers what reaches it from the rows below (a pull): the same
   # sums as adding every option's share into its target row, without a
   # scatter, which XLA's CPU backend runs element by element.
-  S = layout.dice_states
-  rolled = jnp.zeros(((layout.num_rows + 1) * S, k), rows.dtype)
-  start = jnp.zeros((S, k), rows.dtype).at[S - 1].set(1.0)
+  S = roll.dice_states
+  rolled = jnp.zeros((values.shape[0] * S, k), values.dtype)
+  start = jnp.zeros((S, k), values.dtype).at[S - 1].set(1.0)
   flat_chosen = chosen.reshape(-1, k)
 
   def body(t, carry):
@@ -236,9 +258,8 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
     here = jnp.dot(option.lands, share,
                    precision=jax.lax.Precision.HIGHEST)             # [S, k]
     here = jnp.where(t == 0, start, here)
-    value = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)    # [S, k]
-    banked = 1 - padded[layout.bank_position(bank_base, t, jnp)]
-    banks = (t >= floor) & (banked[None] >= value)
+    value = jax.lax.dynamic_index_in_dim(values, t, keepdims=False)  # [S, k]
+    banks = (t >= floor) & (banked(t)[None] >= value)
     bank = bank.at[t].set(jnp.where(banks, here, 0).sum(axis=0))
     out = jnp.where(banks, 0, here)
     farkle = farkle + jnp.dot(roll.farkle_prob, out,
@@ -246,9 +267,9 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
     rolled = jax.lax.dynamic_update_slice_in_dim(rolled, out, t * S, 0)
     return rolled, bank, farkle
 
-  bank = jnp.zeros((layout.num_rows + 1, k), rows.dtype)
+  bank = jnp.zeros((values.shape[0], k), values.dtype)
   _, bank, farkle = jax.lax.fori_loop(
-      0, top + 1, body, (rolled, bank, jnp.zeros((k,), rows.dtype)))
+      0, top + 1, body, (rolled, bank, jnp.zeros((k,), values.dtype)))
   return bank, farkle
 
 

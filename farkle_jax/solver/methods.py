@@ -175,7 +175,7 @@ def _ordered(layout: StateLayout, roll: roll_tables.RollTables,
   b_group = settings.b_group or ordered.default_b_group(layout)
   mesh = placement.make_mesh()
   stages, plan = ordered.build(layout, settings.norm == "relative", b_group,
-                               mesh.size, settings.newton)
+                               mesh.size, bool(settings.newton))
 
   def sweep(state, tables):
     vector, fresh = state

@@ -86,6 +86,8 @@ class SeatPlan(NamedTuple):
   cycles: bool     # farkles stay in the stage (no penalty): solve cycles
   relative: bool   # the change is |dW| / W instead of |dW|
   mesh: Mesh | None = None   # devices the sub-batches of a stage split over
+  newton: bool = False       # under a penalty, record every turn's exits
+                             #   and correct each sweep (`seat_newton`)
 
 
 def table_shardings(tables: SeatTables, mesh: Mesh) -> SeatTables:
@@ -111,9 +113,11 @@ def plan_sizes(seats: SeatsLayout, group: int = 2048, devices: int = 1
 
 
 def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
-          mesh: Mesh | None = None) -> tuple[SeatTables, SeatPlan]:
+          mesh: Mesh | None = None, newton: bool = False
+          ) -> tuple[SeatTables, SeatPlan]:
   """Stages, sub-batches and index tables of the sweep (the sub-batches of
-  a stage split over the devices of `mesh`, if given)."""
+  a stage split over the devices of `mesh`, if given; `newton`: the
+  Newton step under a penalty, `SeatPlan.newton`)."""
   fields = seats.key_fields()
   stage = seats.stage(fields)
   s0 = np.asarray(fields[0])
@@ -161,7 +165,8 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
                                              first)),
       final=jnp.asarray(_final(seats)), real=jnp.asarray(keys < sink),
       work=states / states.sum())
-  return tables, SeatPlan(seats, G, U, cycles, relative, mesh)
+  return tables, SeatPlan(seats, G, U, cycles, relative, mesh,
+                          newton and not cycles)
 
 
 def _final(seats: SeatsLayout) -> np.ndarray:
@@ -200,11 +205,14 @@ def initial_values(seats: SeatsLayout, dtype=jnp.float64) -> jax.Array:
 
 def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
                roll: RollArrays, plan: SeatPlan,
-               farkle: jax.Array | None = None) -> jax.Array:
+               farkle: jax.Array | None = None, exits: bool = False):
   """[C, U * G] start vectors of a stage's turns at the current w0, the
   sub-batches split over the devices of `plan.mesh`; `farkle` [U * G]:
-  the keys its farkles read (default `tables.farkle[s]`)."""
+  the keys its farkles read (default `tables.farkle[s]`); with `exits`,
+  also [T + 1, U * G] the probability that each turn banks at t
+  (`vector_pass.turn_exits`)."""
   G, U, C = plan.group, plan.batches, plan.seats.players + 1
+  T1 = plan.seats.num_rows + 1
 
   def local(w0, farkle, base, s0, top, roll, final):  # [U / devices, G]
     final = final if plan.seats.past_goal else None
@@ -213,9 +221,15 @@ def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
       batch = vector_pass.Batch(
           farkle=vector_pass.farkle_values(w0, farkle[u], plan.seats),
           bank_base=base[u], s0=s0[u], top=top[u], final=final)
-      v = vector_pass.turn_pass(w0, batch, roll, plan.seats)
-      return jax.lax.dynamic_update_index_in_dim(out, v, u, axis=0)
+      if not exits:
+        v = vector_pass.turn_pass(w0, batch, roll, plan.seats)
+        return jax.lax.dynamic_update_index_in_dim(out, v, u, axis=0)
+      e = vector_pass.turn_exits(w0, batch, roll, plan.seats)
+      return tuple(jax.lax.dynamic_update_index_in_dim(o, x, u, axis=0)
+                   for o, x in zip(out, (e.value, e.bank)))
     out = jnp.zeros((farkle.shape[0], C, G), w0.dtype)
+    if exits:
+      out = (out, jnp.zeros((farkle.shape[0], T1, G), w0.dtype))
     return jax.lax.fori_loop(0, farkle.shape[0], one, out)
 
   farkle = tables.farkle[s] if farkle is None else farkle
@@ -223,11 +237,19 @@ def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
                                      tables.s0[s])]
   if plan.mesh is not None:
     local = jax.shard_map(
-        local, mesh=plan.mesh, out_specs=P("batch"), check_vma=False,
+        local, mesh=plan.mesh, check_vma=False,
+        out_specs=(P("batch"),) * 2 if exits else P("batch"),
         in_specs=(P(), P("batch"), P("batch"), P("batch"), P("batch"), P(),
                   P()))
   out = local(w0, *parts, tables.top[s], roll, tables.final)    # [U, C, G]
-  return out.transpose(1, 0, 2).reshape(C, U * G)
+  if not exits:
+    return _columns(out)
+  return _columns(out[0]), _columns(out[1])
+
+
+def _columns(x: jax.Array) -> jax.Array:
+  """[U, X, G] per sub-batch -> [X, U * G] per key."""
+  return x.transpose(1, 0, 2).reshape(x.shape[1], -1)
 
 
 def solve_cycles(c: jax.Array, a: jax.Array, partner: jax.Array,

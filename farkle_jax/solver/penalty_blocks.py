@@ -28,7 +28,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from farkle_jax.solver import multiplayer
+from farkle_jax.solver import multiplayer, seat_newton
 from farkle_jax.solver.bellman import RollArrays
 from farkle_jax.solver.multiplayer import SeatPlan, SeatTables
 
@@ -62,18 +62,19 @@ def solve_chains(c: jax.Array, a: jax.Array, partner: jax.Array,
 
 
 def block_step(w0: jax.Array, tables: SeatTables, b: jax.Array,
-               first: jax.Array, roll: RollArrays, plan: SeatPlan
-               ) -> tuple[jax.Array, jax.Array]:
+               first: jax.Array, roll: RollArrays, plan: SeatPlan,
+               exits: seat_newton.SeatExits | None = None):
   """Solves block b in place: its stages, then its farkle graph.
 
   Args:
     w0: [K + 1, N] start vectors (row K: the sink).
     b: [] int32 the block; first: [] bool, the first sweep (the block
       starts from `tables.warm`).
+    exits: with `plan.newton`, every stage's exits so far.
 
   Returns:
     w0 updated; the largest change of the block's values (or relative
-    change) since the call.
+    change) since the call; with `plan.newton`, `exits` with the block's.
   """
   n, per = plan.seats.players, plan.seats.stages_per_block
   M = tables.keys.shape[1]
@@ -84,18 +85,23 @@ def block_step(w0: jax.Array, tables: SeatTables, b: jax.Array,
                     lambda w0: w0, w0)
 
   def stage(j, carry):
-    w0, slope, read = carry
+    w0, slope, read, exits = carry
     s = b * per + j
     farkle = jnp.where(first, tables.first_farkle[s], tables.farkle[s])
     got = plan.seats.from_next(w0[farkle].T, jnp)               # [N, M]
-    v = multiplayer.stage_pass(w0, tables, s, roll, plan, farkle)  # [C, M]
+    v = multiplayer.stage_pass(w0, tables, s, roll, plan, farkle,
+                               exits=plan.newton)               # [C, M]
+    if plan.newton:
+      v, bank = v
+      exits = seat_newton.record(exits, s, bank, v[n], got)
     w0 = w0.at[tables.keys[s]].set(v[:n].T)
     slope = jax.lax.dynamic_update_slice_in_dim(slope, v[n], j * M, 0)
     read = jax.lax.dynamic_update_slice_in_dim(read, got, j * M, 1)
-    return w0, slope, read
+    return w0, slope, read, exits
 
-  w0, slope, read = jax.lax.fori_loop(0, per, stage, (
-      w0, jnp.zeros((per * M,), w0.dtype), jnp.zeros((n, per * M), w0.dtype)))
+  w0, slope, read, exits = jax.lax.fori_loop(0, per, stage, (
+      w0, jnp.zeros((per * M,), w0.dtype), jnp.zeros((n, per * M), w0.dtype),
+      exits))
   # Targets outside the block keep what was read: slope 0, read itself.
   chain = tables.chain[rows].reshape(-1)
   inside = real & (chain >= 0)
@@ -104,7 +110,8 @@ def block_step(w0: jax.Array, tables: SeatTables, b: jax.Array,
   out = w0[keys].T
   x = solve_chains(out - slope[None] * read, slope, partner, n)
   w0 = w0.at[keys].set(x.T)
-  return w0, multiplayer.largest_change(x, before, real, plan.relative)
+  change = multiplayer.largest_change(x, before, real, plan.relative)
+  return (w0, change, exits) if plan.newton else (w0, change)
 
 
 def _warm(w0: jax.Array, tables: SeatTables, rows: jax.Array,
@@ -116,4 +123,4 @@ def _warm(w0: jax.Array, tables: SeatTables, rows: jax.Array,
 
 
 compiled_block_step = jax.jit(block_step, static_argnames=("plan",),
-                              donate_argnums=(0,))
+                              donate_argnums=(0, 6))

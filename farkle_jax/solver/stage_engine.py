@@ -29,6 +29,7 @@ from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, checkpointing, configuration
 from farkle_jax.solver import integrity, last_turns, memory, multiplayer
 from farkle_jax.solver import penalty_blocks, placement, results
+from farkle_jax.solver import seat_newton
 from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.engine import Chunk, Progress, clock, fingerprint
 
@@ -78,12 +79,13 @@ def _check_settings(rules: Rules, settings: Settings) -> None:
                       "allowed: 'float64' with more than two players")
 
 
-def footprint(seats: SeatsLayout, group: int, devices: int | None = None
-              ) -> tuple[int, int]:
+def footprint(seats: SeatsLayout, group: int, devices: int | None = None,
+              newton: bool = False) -> tuple[int, int]:
   """Estimated peak (host, device) bytes of a solve over `devices`
   (default: every device): each device holds the values whole and its own
   sub-batches of the tables (`multiplayer.table_shardings`); a host, the
-  tables whole while it builds them."""
+  tables whole while it builds them; with `newton`, every device the
+  Newton step's exits (`seat_newton`)."""
   host, values = _key_bytes(seats)
   if max(host, values) > _BEYOND:   # no machine: skip the stage sizes
     return host + memory.RUNTIME_BYTES, values + memory.RUNTIME_BYTES
@@ -96,6 +98,8 @@ def footprint(seats: SeatsLayout, group: int, devices: int | None = None
   # A block under a penalty: its values before, read, solved and the
   # doubling's copies, [N, stages_per_block * U * G] each.
   block = 8 * seats.stages_per_block * U * G * n * 8
+  if newton:
+    block += seat_newton.footprint(seats, S, U * G)
   device = (values + tables // D + turns + stage + block
             + last_turns.footprint(seats) + memory.RUNTIME_BYTES)
   return max(host, tables) + memory.RUNTIME_BYTES, device
@@ -125,21 +129,45 @@ def _devices_that_fit(seats: SeatsLayout, group: int, per_device: float,
   return None
 
 
-def _need(seats: SeatsLayout, group: int) -> int:
-  host, device = footprint(seats, group)
+def _need(seats: SeatsLayout, group: int, newton: bool = False) -> int:
+  host, device = footprint(seats, group, newton=newton)
   return max(host, device) if jax.default_backend() == "cpu" else device
 
 
-def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
-  """Refuses (MemoryRefused) a solve that cannot fit; returns the bytes.
-  Every setting a refusal offers is checked to fit by the same estimate."""
-  need = _need(seats, group)
+def plan_memory(seats: SeatsLayout, settings: Settings, group: int
+                ) -> tuple[int, bool]:
+  """Refuses (MemoryRefused) a solve that cannot fit; returns the bytes
+  and whether the sweeps take the Newton step: under a penalty where
+  `solver.newton` is True, or None and its exits fit. Every setting a
+  refusal offers is checked to fit by the same estimate."""
   have = memory.available_bytes(on_device=True)
   if settings.memory_limit_gb is not None:
     have = (int(settings.memory_limit_gb * 2**30), "memory_limit_gb")
+  newton = settings.newton is not False and seats.penalty != 0
+  if (newton and settings.newton is None
+      and _need(seats, group, True) > 0.8 * have[0]):
+    logging.info("Newton step off: its exits do not fit (%.2f GB)",
+                 _need(seats, group, True) / 2**30)
+    newton = False
+  need = _need(seats, group, newton)
   if need <= 0.8 * have[0]:
-    return need
-  fits = lambda rules: _need(SeatsLayout(rules), group) <= 0.8 * have[0]
+    return need, newton
+  fits = lambda r: _need(SeatsLayout(r), group, newton) <= 0.8 * have[0]
+  hints = _smaller(seats, fits)
+  if newton and _need(seats, group) <= 0.8 * have[0]:
+    hints.insert(0, "solver.newton=False")
+  if jax.default_backend() != "cpu":   # a CPU's devices share one memory
+    more = _devices_that_fit(seats, group, 0.8 * have[0])
+    if more and more > jax.device_count():
+      hints.append(f"{more} devices (--num_processes, docs/model.md §8)")
+  return memory.check(need, f"{seats.players} players, "
+                      f"{seats.num_keys:,} keys", have, hints,
+                      share=0.8), newton
+
+
+def _smaller(seats: SeatsLayout, fits) -> list[str]:
+  """The largest goal, the highest floor, one player fewer that `fits`
+  (a predicate on rules) accepts, as config settings."""
   r, unit, hints = seats.rules, seats.rules.step, []
   lowest_goal = -(-max(r.bank_minimum, unit, r.low + unit) // unit)
   goal = memory.largest_fitting(lowest_goal, r.goal // unit - 1,
@@ -153,12 +181,7 @@ def plan_memory(seats: SeatsLayout, settings: Settings, group: int) -> int:
       hints.append(f"rules.floor={-depth * unit} or higher")
   if seats.players > 3 and fits(r.replace(players=seats.players - 1)):
     hints.append(f"rules.players={seats.players - 1}")
-  if jax.default_backend() != "cpu":   # a CPU's devices share one memory
-    more = _devices_that_fit(seats, group, 0.8 * have[0])
-    if more and more > jax.device_count():
-      hints.append(f"{more} devices (--num_processes, docs/model.md §8)")
-  return memory.check(need, f"{seats.players} players, "
-                      f"{seats.num_keys:,} keys", have, hints, share=0.8)
+  return hints
 
 
 class SeatSweep(NamedTuple):
@@ -186,7 +209,7 @@ class StageEngine:
     self.seats, self.settings = SeatsLayout(rules), settings
     self.rules, self.num_states = rules, self.seats.num_states
     self.group = group_size(settings)
-    self.need = plan_memory(self.seats, settings, self.group)
+    self.need, self.newton = plan_memory(self.seats, settings, self.group)
     logging.info("%d players, rules %s: %s keys, %s model states; memory "
                  "estimate %.2f GB; backend %s, %d device(s)", rules.players,
                  rules.name, f"{self.seats.num_keys:,}",
@@ -196,10 +219,13 @@ class StageEngine:
   def build(self) -> int:
     self.mesh = placement.make_mesh()
     tables, self.plan = multiplayer.build(
-        self.seats, self.group, self.settings.norm == "relative", self.mesh)
+        self.seats, self.group, self.settings.norm == "relative", self.mesh,
+        self.newton)
     self.tables = jax.tree.map(
         placement.place, tables,
         multiplayer.table_shardings(tables, self.mesh))
+    self.exits = (seat_newton.empty(self.tables, self.plan)
+                  if self.plan.newton else None)
     self.roll = bellman.roll_arrays(roll_tables.build(self.rules))
     self.done = np.concatenate([[0], np.cumsum(self.tables.work)])
     return self.need
@@ -249,6 +275,7 @@ class StageEngine:
     # Under a penalty a block's stages go together (`penalty_blocks`); a
     # checkpoint within one, from before, resumes at its block's start.
     per = 1 if self.plan.cycles else self.seats.stages_per_block
+    whole = x.stage < per   # the exits of every block come from this call
     for s in range(x.stage - x.stage % per, S, per):
       x = self._step(x, s, p.iteration == 0)
       now = time.time()
@@ -258,8 +285,21 @@ class StageEngine:
       if now - saved > SAVE_SECONDS and s + per < S:
         self._save(ckpt, p, x._replace(seconds=x.seconds + now - t0))
         saved = now
-    done = SeatSweep(x.w0, 0, 0.0, 0, 0.0, 0.0, x.unsettled, x.apart)
+    # A sweep that converged is the result as it stands (the correction
+    # would move it by less than its change).
+    w0 = (self._correct(x.w0) if self.plan.newton and whole
+          and not x.change < self.settings.tol else x.w0)
+    done = SeatSweep(w0, 0, 0.0, 0, 0.0, 0.0, x.unsettled, x.apart)
     return Chunk(done, 1, x.change, [x.change], x.work, x.passes)
+
+  def _correct(self, w0: jax.Array) -> jax.Array:
+    """The sweep's output with its Newton step (`seat_newton`)."""
+    t0 = time.time()
+    w0, passes, size = seat_newton.compiled_correct(
+        w0, self.exits, self.tables, self.plan)
+    logging.info("Newton step: %d passes, largest correction %.3e, %.2f s",
+                 int(passes), float(size), time.time() - t0)
+    return w0
 
   def _step(self, x: SeatSweep, s: int, first: bool) -> SeatSweep:
     """x after stage s, or under a penalty after the block starting at
@@ -272,8 +312,10 @@ class StageEngine:
                        x.passes + int(steps), x.work + work, x.seconds,
                        x.unsettled + int(n_open), max(x.apart, float(gap)))
     per = self.seats.stages_per_block
-    w0, ch = penalty_blocks.compiled_block_step(
-        x.w0, self.tables, jnp.int32(s // per), first, self.roll, self.plan)
+    w0, ch, *exits = penalty_blocks.compiled_block_step(
+        x.w0, self.tables, jnp.int32(s // per), first, self.roll, self.plan,
+        self.exits)
+    self.exits = exits[0] if exits else None
     work = float(self.tables.work[s:s + per].sum())
     return x._replace(w0=w0, stage=s + per, change=max(x.change, float(ch)),
                       passes=x.passes + per, work=x.work + work)

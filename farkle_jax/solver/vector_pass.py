@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import bellman
 from farkle_jax.solver.bellman import RollArrays
 
 _HIGHEST = jax.lax.Precision.HIGHEST
@@ -81,8 +82,8 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
               seats: SeatsLayout, full: bool = False,
               bank: Callable[[jax.Array], jax.Array] | None = None,
               win: jax.Array | None = None,
-              policy: tuple[jax.Array, jax.Array] | None = None
-              ) -> jax.Array:
+              policy: tuple[jax.Array, jax.Array] | None = None,
+              picks: bool = False):
   """Backward pass over the turns of a batch of keys.
 
   Args:
@@ -100,11 +101,13 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
       `prefer[t, n]`, of a winning one `win[0]` (give it a value above every
       preference), and the mover banks where `banks` says so or where
       banking wins. None: decide on channel 0 as computed.
+    picks: also return which option each score set takes (static).
 
   Returns:
     [C, k] the value vector at (t = 0, the whole hand: dice state S), or
     with `full` the rows [T + 1, S, C, k] (rows above a key's t_max and
-    row T: wins).
+    row T: wins); with `picks`, also [T + 1, R, k] int8 the first option
+    with the highest channel 0 of each score set (`roll.groups` order).
   """
   k = batch.s0.shape[0]
   win = win_vector(seats.players, w0.dtype) if win is None else win
@@ -113,40 +116,96 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
   rows = jnp.broadcast_to(win[None, None, :, None],
                           (seats.num_rows + 1, S, C, k))
   farkle = roll.farkle_prob[:, None, None] * batch.farkle[None]  # [6, C, k]
+  sets = sum(g.rows.shape[0] for g in roll.groups)
+  chosen = jnp.zeros((seats.num_rows + 1 if picks else 0, sets, k),
+                     jnp.int8)
 
-  def body(i, rows):
+  def body(i, carry):
+    rows, chosen = carry
     t = batch.top - i
-    flat = rows.reshape(-1, C, k)
-    best = jnp.concatenate([_best_option(flat, seats.reached_offset(
-        t, g.rows, jnp)) for g in roll.groups], axis=0)         # [R, C, k]
-    value = jnp.dot(roll.set_weight, best.reshape(best.shape[0], -1),
-                    precision=_HIGHEST).reshape(S, C, k) + farkle
-    banked = bank(t)                                             # [C, k]
-    may = t >= seats.bank_floor(batch.s0, jnp)                   # [k] or []
-    if policy is None:
-      take = may & (banked[0][None] >= value[:, 0])
-    else:
-      wins = (t > seats.t_max(batch.s0, jnp))[None]              # [1, k]
-      take = (may & policy[1][t][:, None]) | wins
-    new = jnp.where(take[:, None], banked[None], value)
-    if policy is not None:
-      new = new.at[:, 0].set(jnp.where(wins, win[0], policy[0][t][:, None]))
-    return jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
+    value, pick = _roll_values(rows.reshape(-1, C, k), t, roll, seats,
+                               farkle)
+    if picks:
+      chosen = jax.lax.dynamic_update_index_in_dim(chosen, pick, t, axis=0)
+    new = _decide(value, bank(t), t, batch, seats, policy, win)
+    return jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0), chosen
 
-  rows = jax.lax.fori_loop(0, batch.top + 1, body, rows)
-  return rows if full else rows[0, S - 1]
+  rows, chosen = jax.lax.fori_loop(0, batch.top + 1, body, (rows, chosen))
+  out = rows if full else rows[0, S - 1]
+  return (out, chosen) if picks else out
 
 
-def _best_option(flat: jax.Array, idx: jax.Array) -> jax.Array:
-  """[R_j, C, k] each score set's first option with the highest channel 0.
+def _roll_values(flat: jax.Array, t: jax.Array, roll: RollArrays,
+                 seats: SeatsLayout, farkle: jax.Array
+                 ) -> tuple[jax.Array, jax.Array]:
+  """[S, C, k] the value of rolling at row t (rows above it final, `flat`
+  [(T + 1) * S, C, k]) and [R, k] int8 each score set's pick."""
+  best, pick = zip(*[_best_option(flat, seats.reached_offset(
+      t, g.rows, jnp)) for g in roll.groups])
+  best = jnp.concatenate(best, axis=0)                          # [R, C, k]
+  S, C, k = roll.dice_states, flat.shape[1], flat.shape[2]
+  value = jnp.dot(roll.set_weight, best.reshape(best.shape[0], -1),
+                  precision=_HIGHEST).reshape(S, C, k) + farkle
+  return value, jnp.concatenate(pick, axis=0)
+
+
+def _decide(value: jax.Array, banked: jax.Array, t: jax.Array,
+            batch: Batch, seats: SeatsLayout,
+            policy: tuple[jax.Array, jax.Array] | None, win: jax.Array
+            ) -> jax.Array:
+  """[S, C, k] row t: banking (`banked` [C, k]) or rolling (`value`), as
+  the mover or the `policy` of `turn_pass` decides."""
+  may = t >= seats.bank_floor(batch.s0, jnp)                     # [k] or []
+  if policy is None:
+    take = may & (banked[0][None] >= value[:, 0])
+  else:
+    wins = (t > seats.t_max(batch.s0, jnp))[None]                # [1, k]
+    take = (may & policy[1][t][:, None]) | wins
+  new = jnp.where(take[:, None], banked[None], value)
+  if policy is not None:
+    new = new.at[:, 0].set(jnp.where(wins, win[0], policy[0][t][:, None]))
+  return new
+
+
+class Exits(NamedTuple):
+  """How the turns of a batch end under the decisions of their pass."""
+  value: jax.Array   # [C, k] the turn's value vector (as `turn_pass`)
+  bank: jax.Array    # [T + 1, k] probability of banking at each t
+  farkle: jax.Array  # [k] probability of a farkle (channel N of `value`)
+
+
+def turn_exits(w0: jax.Array, batch: Batch, roll: RollArrays,
+               seats: SeatsLayout) -> Exits:
+  """The turn pass of a batch and how each turn ends under it: the
+  forward pass of the two-player Newton step (`bellman.forward_exits`) on
+  the mover's channel. A turn's value is then exactly the exits' mix of
+  what they lead to: sum_t bank[t] bank(t) + farkle * the farkle value +
+  the rest a win (rows above the batch's top)."""
+  rows, chosen = turn_pass(w0, batch, roll, seats, full=True, picks=True)
+  bank, farkle = bellman.forward_exits(
+      rows[:, :, 0], chosen, lambda t: bank_values(w0, batch, t, seats)[0],
+      seats.bank_floor(batch.s0, jnp), batch.top, roll)
+  return Exits(rows[0, roll.dice_states - 1], bank, farkle)
+
+
+def _best_option(flat: jax.Array, idx: jax.Array
+                 ) -> tuple[jax.Array, jax.Array]:
+  """Each score set's first option with the highest channel 0.
 
   Args:
     flat: [(T + 1) * 6, C, k] the rows; idx: [R_j, j] option offsets.
+
+  Returns:
+    [R_j, C, k] its values; [R_j, k] int8 its place among the set's
+    options (unused, and so not computed, unless asked for).
   """
   # A running select over the j columns fuses with the gathers, like the
   # running maximum of the two-player pass (bellman._best_option).
   best = flat[idx[:, 0]]
+  place = jnp.zeros((idx.shape[0], flat.shape[-1]), jnp.int8)
   for i in range(1, idx.shape[1]):
     other = flat[idx[:, i]]
-    best = jnp.where(other[:, :1] > best[:, :1], other, best)
-  return best
+    better = other[:, 0] > best[:, 0]
+    best = jnp.where(better[:, None], other, best)
+    place = jnp.where(better, jnp.int8(i), place)
+  return best, place
