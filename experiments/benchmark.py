@@ -27,9 +27,11 @@ interpreted: a check, not a speed). `seats` solves the same rules
 with the N-player stage engine as the main job runs it
 (`--config.solver.method=seats`): with two players, its seat-vector pass
 per state update against the two-player engines' in the same process (its
-compile s: the run's time outside its sweeps; dep.steps: its stage passes
-per sweep; no counts or target figures; not first, not with
---counts_only):
+compile s: the run's time outside its sweeps; wall s: its sweeps, their
+Newton steps included; dep.steps: its stage passes per sweep; no counts or target figures; not
+first, not with --counts_only); `seats-plain` and `seats-newton` the same
+without and with its Newton step (`seats` takes the config's setting,
+by default the step under a penalty):
 
     python experiments/benchmark.py --config configs/default.py \
         --methods=ordered,seats,wavefront
@@ -291,6 +293,11 @@ def run_method(layout, roll, settings, label):
   }
 
 
+# The stage engine's runs: `solver.newton` as the config has it, off, on.
+SEAT_VARIANTS = {configuration.SEATS: "config", "seats-plain": False,
+                 "seats-newton": True}
+
+
 def run_seats(config, label: str, reference_shape) -> dict:
   """The N-player stage engine (`solver.method = "seats"`) on the same
   rules, as the main job runs it in a scratch workdir: with two players,
@@ -299,6 +306,8 @@ def run_seats(config, label: str, reference_shape) -> dict:
   with config.unlocked():
     config.solver.method = configuration.SEATS
     config.solver.max_iterations = _MAX_SWEEPS.value
+    if SEAT_VARIANTS[label] != "config":
+      config.solver.newton = SEAT_VARIANTS[label]
   with tempfile.TemporaryDirectory() as workdir:
     t0 = time.perf_counter()
     summary = driver.run(config, workdir)
@@ -324,12 +333,12 @@ def run_seats(config, label: str, reference_shape) -> dict:
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-  allowed = configuration.METHODS + tuple(VARIANTS) + (configuration.SEATS,)
+  allowed = configuration.METHODS + tuple(VARIANTS) + tuple(SEAT_VARIANTS)
   for name in _METHODS.value:
     if name not in allowed:
       raise app.UsageError(f"--methods: {name!r} is not one of {allowed}")
-  if configuration.SEATS in _METHODS.value and (
-      _METHODS.value[0] == configuration.SEATS or _COUNTS_ONLY.value):
+  if set(SEAT_VARIANTS) & set(_METHODS.value) and (
+      _METHODS.value[0] in SEAT_VARIANTS or _COUNTS_ONLY.value):
     raise app.UsageError("--methods: 'seats' needs a two-player method "
                          "before it and no --counts_only")
   if _TARGET.value:
@@ -356,7 +365,7 @@ def main(argv):
   sweeps = {"sweeps_per_call": _MAX_SWEEPS.value}
   results = []
   for name in _METHODS.value:
-    if name == configuration.SEATS:
+    if name in SEAT_VARIANTS:
       results.append(run_seats(_CONFIG.value, name, results[0]["w0"].shape))
       continue
     results.append(run_method(layout, roll, variant(name, settings, layout)

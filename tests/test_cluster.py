@@ -102,8 +102,8 @@ def test_two_processes_give_the_values_of_one(tmp_path, method, tiny_runs):
 def test_three_players_over_two_processes_give_the_values_of_one(tmp_path):
   """The seat engine across two processes of two devices each (its tables
   split over the four by sub-batch, the values whole on each), under a
-  penalty (five sweeps, blocks solved across the devices): bit for bit
-  the values of one process."""
+  penalty (two sweeps and a Newton step, blocks solved across the
+  devices): bit for bit the values of one process."""
   three = ("--config.rules.players=3", "--config.rules.goal=400",
            "--config.rules.floor=-200")
   port = _free_port()
