@@ -40,6 +40,7 @@ def plan_row(seats: SeatsLayout, group: int, devices: int, sweeps: int
   """One device count and sub-batch size: sizes, memory, counts and the
   projection."""
   host, device = stage_engine.footprint(seats, group, devices)
+  newton = stage_engine.footprint(seats, group, devices, newton=True)[1]
   sw = seat_counts.sweep(seats, group, devices)
   c = sw.counts
   moved = sweep_counts.projected_seconds(
@@ -49,6 +50,8 @@ def plan_row(seats: SeatsLayout, group: int, devices: int, sweeps: int
       devices=devices, group=sw.group, stages=sw.stages,
       sub_batches=sw.batches, device_gb=device / 1e9, host_gb=host / 1e9,
       fits_h100=device <= 0.8 * H100_BYTES,
+      newton_gb=(newton - device) / 1e9,
+      newton_fits=newton <= 0.8 * H100_BYTES,
       dependent_steps=c.dependent_steps, gathered_tb=c.gathered_bytes / 1e12,
       written_tb=c.written_bytes / 1e12,
       exchanged_gb=sw.exchanged_bytes / 1e9,
@@ -68,6 +71,18 @@ def _table(rows: list[dict]) -> list[str]:
         f"{r['written_tb']:,.1f} | {r['exchanged_gb']:,.1f} | "
         f"{r['sweep_s']:,.1f} | {r['solve_min']:,.1f} |")
   return lines
+
+
+def _newton_line(rows: list[dict]) -> str:
+  """Whether the Newton step's exits fit, by row (`solver.newton` left
+  at None takes the step only where they do; its sweep count is not
+  projected)."""
+  sizes = ", ".join(f"{r['devices']} x {r['group']:,}: "
+                    f"{r['newton_gb']:,.1f} GB more, "
+                    f"{'fits' if r['newton_fits'] else 'does not fit'}"
+                    for r in rows)
+  return ("The Newton step's exits per device (solver.newton=None takes "
+          f"the step only where they fit): {sizes}.")
 
 
 def command(config_args: list[str], processes: int) -> str:
@@ -120,7 +135,8 @@ def main(argv):
            f"Projected minutes: {_SWEEPS.value} sweeps (--sweeps), each at "
            "the full HBM bandwidth of every device, 8 us per dependent "
            "step and NVLink for the exchanges: a projection, not a "
-           "measurement.", "", "Commands: one host and its GPUs (every "
+           "measurement.", "", _newton_line(rows), "",
+           "Commands: one host and its GPUs (every "
            "visible device joins the mesh), then two hosts (each with its "
            "GPUs, the workdir on storage both see):", "",
            "    python -m farkle_jax.main "

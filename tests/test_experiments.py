@@ -426,8 +426,10 @@ def test_seats_plan_script_counts_memory_and_writes_its_plan(tmp_path):
   assert (one["devices"], two["devices"]) == (1, 2)
   assert two["device_gb"] < one["device_gb"] and one["fits_h100"]
   assert one["exchanged_gb"] == 0 < two["exchanged_gb"]
+  assert one["newton_gb"] > 0 and one["newton_fits"]
   text = (tmp_path / "plan.md").read_text()
   assert "a projection, not a measurement" in text
+  assert "1 x 64: " in text and "GB more, fits" in text
   assert ("--config configs/tiny.py:facebook --config.rules.players=3 "
           "--config.solver.chunk_keys=64 --workdir /shared/runs/seats "
           "--coordinator node0:12355 --num_processes 2") in text

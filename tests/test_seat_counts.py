@@ -43,6 +43,10 @@ def test_sub_batch_rows_from_the_sizes_match_the_built_tables(
   assert sweep.counts.column_steps >= sweep.counts.live_rows
   per = (tops + 1).reshape(tops.shape[0], devices, -1)
   assert sweep.counts.dependent_steps >= (per.sum(2).max(1)).sum()
+  # The sorted sub-batches are dealt round the devices: their row steps
+  # differ by at most one sub-batch's.
+  load = per.sum(2)
+  assert (load.max(1) - load.min(1) <= (tops + 1).max(1)).all()
 
 
 def test_more_devices_hold_less_each_and_the_refusal_names_a_count(

@@ -121,11 +121,12 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
   fields = seats.key_fields()
   stage = seats.stage(fields)
   s0 = np.asarray(fields[0])
-  S, U, G = plan_sizes(seats, group, mesh.size if mesh is not None else 1)
+  D = mesh.size if mesh is not None else 1
+  S, U, G = plan_sizes(seats, group, D)
   order = np.lexsort((-s0, stage))   # by stage, longest turns first
   stage_o, s0_o = stage[order], s0[order]
   start = np.searchsorted(stage_o, np.arange(S))
-  slot = np.arange(len(order)) - start[stage_o]
+  slot = column(np.arange(len(order)) - start[stage_o], G, U, D)
   sink = seats.num_keys
   keys = np.full((S, U * G), sink, np.int64)
   keys[stage_o, slot] = order
@@ -167,6 +168,16 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
       work=states / states.sum())
   return tables, SeatPlan(seats, G, U, cycles, relative, mesh,
                           newton and not cycles)
+
+
+def column(slot: np.ndarray, group: int, batches: int, devices: int
+           ) -> np.ndarray:
+  """The column of a stage's `slot`-th key (keys sorted by the mover's
+  score, longest turns first): sub-batch u of the sorted order goes to
+  device u mod D, so every device passes its share of long and short
+  turns (a device holds U / D contiguous sub-batches of the columns)."""
+  u, within = np.divmod(slot, group)
+  return ((u % devices) * (batches // devices) + u // devices) * group + within
 
 
 def _final(seats: SeatsLayout) -> np.ndarray:

@@ -10,9 +10,11 @@ cut into sub-batches of G keys; a sub-batch runs its turn pass from its
 highest row, so its row steps are known, and with them:
 
 * dependent loop steps per sweep: per stage, the sub-batches of one device
-  run one after another (the longest device sets the stage's time), each
-  one loop step per row, plus one per sub-batch; under a penalty, each
-  block adds its pointer doubling (`penalty_blocks.DOUBLINGS` steps);
+  run one after another (the longest device sets the stage's time; the
+  sorted sub-batches are dealt round the devices, `multiplayer.column`),
+  each one loop step per row, plus one per sub-batch; under a penalty,
+  each block adds its pointer doubling (`penalty_blocks.DOUBLINGS`
+  steps);
 * bytes gathered per sweep: per key and row, every option of every score
   set reads one in-turn vector (C = N + 1 channels, 8 bytes each), the
   bank reads one start vector, and each key reads its farkle target once;
@@ -71,8 +73,8 @@ def sub_batch_tops(seats: SeatsLayout, group: int, devices: int = 1
     # Sub-batches cover contiguous runs of scores; one run ends where the
     # next starts or just before, so the maximum over [lo, next lo) and
     # the run's last score is the maximum over the run.
-    tops[s, :len(first)] = np.maximum(np.maximum.reduceat(rows, lo),
-                                      rows[hi])
+    u = multiplayer.column(np.arange(len(first)) * G, G, U, devices) // G
+    tops[s, u] = np.maximum(np.maximum.reduceat(rows, lo), rows[hi])
   return tops
 
 
