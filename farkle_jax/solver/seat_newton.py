@@ -21,10 +21,9 @@ remain converge quadratically instead of shrinking the error by a constant
 factor each.
 
 The system has the sweep's own order (banks up the score sums, penalty
-farkles down), so Gauss-Seidel passes stage by stage in sweep order solve
-it, over start vectors only (a stage's sub-batches with keys CHUNK at a
-time): a pass reads T + 1 bank exits per key, a fraction of what a sweep's
-turn passes read.
+farkles down), so Gauss-Seidel passes stage by stage in sweep order
+solve it, over start vectors only, a whole stage at a time: a pass reads
+T + 1 bank exits per key, a fraction of what a sweep's turn passes read.
 """
 
 from __future__ import annotations
@@ -96,11 +95,6 @@ class _Pass(NamedTuple):
   change: jax.Array  # [] largest change of delta in the last pass
 
 
-CHUNK = 16   # sub-batches of a stage updated together (a loop step per
-             # sub-batch cost 5x the work of its keys on a CPU; a whole
-             # stage, 2.4x: it reads the padding too)
-
-
 def correct(w0: jax.Array, exits: SeatExits, tables: SeatTables,
             plan: SeatPlan) -> tuple[jax.Array, jax.Array, jax.Array]:
   """The sweep's output w0 [K + 1, N] corrected by the Newton step.
@@ -110,21 +104,12 @@ def correct(w0: jax.Array, exits: SeatExits, tables: SeatTables,
   """
   r = stale_errors(w0, exits, tables, plan)                     # [S, N, M]
   scale = jnp.abs(r).max()
-  # Each stage's sub-batches with keys, CHUNK at a time, stage by stage.
-  real = tables.top >= 0                                        # [S, U]
-  counts = real.sum(axis=1)
-  order = jax.vmap(lambda x: jnp.nonzero(
-      x, size=x.shape[0] + CHUNK, fill_value=0)[0])(real)   # [S, U + CHUNK]
-  one = _chunk(exits, tables, r, plan)
-
-  def stage(s, carry):
-    steps = (counts[s] + CHUNK - 1) // CHUNK
-    return jax.lax.fori_loop(
-        0, steps, lambda i, c: one(s, order[s], i * CHUNK, counts[s], *c),
-        carry)
+  one = _stage(exits, tables, r, plan)
 
   def sweep(p: _Pass) -> _Pass:
-    delta, change = jax.lax.fori_loop(0, real.shape[0], stage,
+    # A stage at a time, whole: on a CPU a loop over its sub-batches cost
+    # 5x as much as the padding a whole stage reads.
+    delta, change = jax.lax.fori_loop(0, tables.keys.shape[0], one,
                                       (p.delta, jnp.zeros((), w0.dtype)))
     return _Pass(delta, p.passes + 1, change)
 
@@ -136,38 +121,29 @@ def correct(w0: jax.Array, exits: SeatExits, tables: SeatTables,
   return w0 + done.delta, done.passes, jnp.abs(done.delta).max()
 
 
-def _chunk(exits: SeatExits, tables: SeatTables, r: jax.Array,
+def _stage(exits: SeatExits, tables: SeatTables, r: jax.Array,
            plan: SeatPlan):
-  """One Gauss-Seidel update of up to CHUNK sub-batches of stage s, as
-  (s, order, first, count, delta, change) -> (delta, change): the
-  sub-batches order[first:first + CHUNK] that come before `count`."""
-  seats, U, G = plan.seats, plan.batches, plan.group
+  """One Gauss-Seidel update of the keys of stage s, as
+  (s, (delta, change)) -> (delta, change)."""
+  seats = plan.seats
   T1 = seats.num_rows + 1
 
-  def one(s, order, first, count, delta, change):
-    u = jax.lax.dynamic_slice_in_dim(order, first, CHUNK)       # [Q]
-    # Stage s's [M] -> [Q, G]; [X, M] -> [Q, X, G].
-    pick = lambda x: jnp.moveaxis(
-        x[s].reshape(x.shape[1:-1] + (U, G))[..., u, :], -2, 0)
-    keys, farkle, base, s0, real = (pick(x) for x in (
-        tables.keys, tables.farkle, tables.bank_base, tables.s0,
-        tables.real))
+  def one(s, carry):
+    delta, change = carry
+    keys, farkle, base, s0 = (x[s] for x in (
+        tables.keys, tables.farkle, tables.bank_base, tables.s0))
+    t = jnp.arange(T1)[:, None]
     sink = delta.shape[0] - 1
-    live = (first + jnp.arange(CHUNK) < count)[:, None] & real  # [Q, G]
-    keys = jnp.where(live, keys, sink)
-    t = jnp.arange(T1)[None, :, None]
-    pos = jnp.where(s0[:, None] + t >= seats.num_scores, sink,
-                    base[:, None] + t * seats.score_stride)  # [Q, T + 1, G]
-    bank = pick(exits.bank).astype(delta.dtype)              # [Q, T + 1, G]
-    ahead = jnp.einsum("qtg,qtgn->qng", bank, delta[pos],
+    pos = jnp.where(s0[None] + t >= seats.num_scores, sink,
+                    base[None] + t * seats.score_stride)        # [T + 1, M]
+    bank = exits.bank[s].astype(delta.dtype)
+    ahead = jnp.einsum("tm,tmn->nm", bank, delta[pos],
                        precision=jax.lax.Precision.HIGHEST)
-    ahead = ahead + pick(exits.slope)[:, None] * jnp.moveaxis(
-        delta[farkle], -1, 1)                                # [Q, N, G]
-    d = seats.from_next(ahead, jnp, axis=1) + pick(r)
-    d = jnp.where(live[:, None], d, 0)
-    old = jnp.moveaxis(delta[keys], -1, 1)
-    change = jnp.maximum(change, jnp.abs(d - old).max())
-    return delta.at[keys].set(jnp.moveaxis(d, 1, -1)), change
+    ahead = ahead + exits.slope[s][None] * delta[farkle].T     # [N, M]
+    d = seats.from_next(ahead, jnp) + r[s]
+    d = jnp.where(tables.real[s][None], d, 0)
+    change = jnp.maximum(change, jnp.abs(d - delta[keys].T).max())
+    return delta.at[keys].set(d.T), change
 
   return one
 
