@@ -93,7 +93,7 @@ def block_step(w0: jax.Array, tables: SeatTables, b: jax.Array,
                                exits=plan.newton)               # [C, M]
     if plan.newton:
       v, bank = v
-      exits = seat_newton.record(exits, s, bank, v[n], got)
+      exits = seat_newton.record_bank(exits, s, bank)
     w0 = w0.at[tables.keys[s]].set(v[:n].T)
     slope = jax.lax.dynamic_update_slice_in_dim(slope, v[n], j * M, 0)
     read = jax.lax.dynamic_update_slice_in_dim(read, got, j * M, 1)
@@ -102,6 +102,8 @@ def block_step(w0: jax.Array, tables: SeatTables, b: jax.Array,
   w0, slope, read, exits = jax.lax.fori_loop(0, per, stage, (
       w0, jnp.zeros((per * M,), w0.dtype), jnp.zeros((n, per * M), w0.dtype),
       exits))
+  if plan.newton:
+    exits = seat_newton.record_reads(exits, b * per, slope, read)
   # Targets outside the block keep what was read: slope 0, read itself.
   chain = tables.chain[rows].reshape(-1)
   inside = real & (chain >= 0)

@@ -70,13 +70,22 @@ def footprint(seats, stages: int, width: int) -> int:
   return exits + work
 
 
-def record(exits: SeatExits, s: jax.Array, bank: jax.Array,
-           slope: jax.Array, read: jax.Array) -> SeatExits:
-  """`exits` with stage s's: bank [T + 1, M], slope [M], read [N, M]."""
-  put = lambda a, x: jax.lax.dynamic_update_index_in_dim(
-      a, x.astype(a.dtype), s, axis=0)
-  return SeatExits(put(exits.bank, bank), put(exits.slope, slope),
-                   put(exits.read, read))
+def record_bank(exits: SeatExits, s: jax.Array, bank: jax.Array
+                ) -> SeatExits:
+  """`exits` with stage s's bank exits [T + 1, M]."""
+  return exits._replace(bank=jax.lax.dynamic_update_index_in_dim(
+      exits.bank, bank.astype(exits.bank.dtype), s, axis=0))
+
+
+def record_reads(exits: SeatExits, first: jax.Array, slope: jax.Array,
+                 read: jax.Array) -> SeatExits:
+  """`exits` with the farkle slopes [P * M] and reads [N, P * M] of the P
+  stages from stage `first` on (a block, as `penalty_blocks` keeps them)."""
+  P = slope.shape[0] // exits.slope.shape[1]
+  read = read.reshape(read.shape[0], P, -1).transpose(1, 0, 2)  # [P, N, M]
+  put = lambda a, x: jax.lax.dynamic_update_slice_in_dim(a, x, first, 0)
+  return exits._replace(slope=put(exits.slope, slope.reshape(P, -1)),
+                        read=put(exits.read, read))
 
 
 def stale_errors(w0: jax.Array, exits: SeatExits, tables: SeatTables,

@@ -144,12 +144,11 @@ def plan_memory(seats: SeatsLayout, settings: Settings, group: int
   if settings.memory_limit_gb is not None:
     have = (int(settings.memory_limit_gb * 2**30), "memory_limit_gb")
   newton = settings.newton is not False and seats.penalty != 0
-  if (newton and settings.newton is None
-      and _need(seats, group, True) > 0.8 * have[0]):
-    logging.info("Newton step off: its exits do not fit (%.2f GB)",
-                 _need(seats, group, True) / 2**30)
-    newton = False
   need = _need(seats, group, newton)
+  if newton and settings.newton is None and need > 0.8 * have[0]:
+    logging.info("Newton step off: its exits do not fit (%.2f GB)",
+                 need / 2**30)
+    newton, need = False, _need(seats, group)
   if need <= 0.8 * have[0]:
     return need, newton
   fits = lambda r: _need(SeatsLayout(r), group, newton) <= 0.8 * have[0]
