@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import jax
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ)  # JAX_PLATFORMS: see conftest
@@ -81,4 +82,19 @@ def test_bad_config_value_is_one_line_error(tmp_path):
   assert ("error: config.solver.norm = 'l2' is not allowed: one of "
           "('relative', 'absolute')") in out.stderr
   assert "Traceback" not in out.stderr
+  assert not os.path.exists(os.path.join(tmp_path, "w"))
+
+
+@pytest.mark.parametrize("players", ["2", "3"])
+def test_a_newton_setting_that_is_not_a_flag_is_one_line_error(tmp_path,
+                                                                players):
+  """solver.newton takes True, False or nothing (None: where it pays);
+  anything else stops before any work, for two players and three."""
+  out = _run("farkle_jax.main", "--config", "configs/tiny.py:facebook",
+             f"--workdir={tmp_path}/w", f"--config.rules.players={players}",
+             "--config.solver.newton=yes")
+  assert out.returncode != 0 and "Traceback" not in out.stderr
+  errors = [l for l in out.stderr.splitlines() if l.startswith("error:")]
+  assert errors == ["error: --config.solver.newton=yes: ('Non-boolean "
+                    "argument to boolean flag', 'yes')"], out.stderr
   assert not os.path.exists(os.path.join(tmp_path, "w"))
