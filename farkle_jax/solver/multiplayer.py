@@ -233,7 +233,9 @@ def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
           farkle=vector_pass.farkle_values(w0, farkle[u], plan.seats),
           bank_base=base[u], s0=s0[u], top=top[u], final=final)
       if not exits:
-        v = vector_pass.turn_pass(w0, batch, roll, plan.seats)
+        v = vector_pass.seat_vector(
+            vector_pass.turn_pass(w0, batch, roll, plan.seats),
+            plan.seats.players)
         return jax.lax.dynamic_update_index_in_dim(out, v, u, axis=0)
       e = vector_pass.turn_exits(w0, batch, roll, plan.seats)
       return tuple(jax.lax.dynamic_update_index_in_dim(o, x, u, axis=0)
@@ -324,7 +326,8 @@ def _settle(w0: jax.Array, tables: SeatTables, s: jax.Array,
   def step(carry):
     w0, i, _, before, _ = carry
     m = _models(w0, tables, s, roll, plan)
-    x = solve_cycles(m.c, m.a, tables.partner[s], plan.seats.players)
+    x = vector_pass.sum_closed(
+        solve_cycles(m.c, m.a, tables.partner[s], plan.seats.players))
     prev = w0[keys].T
     return (w0.at[keys].set(x.T), i + 1, gap(x, prev), prev,
             gap(x, before))

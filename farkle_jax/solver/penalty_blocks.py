@@ -28,7 +28,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from farkle_jax.solver import multiplayer, seat_newton
+from farkle_jax.solver import multiplayer, seat_newton, vector_pass
 from farkle_jax.solver.bellman import RollArrays
 from farkle_jax.solver.multiplayer import SeatPlan, SeatTables
 
@@ -110,7 +110,8 @@ def block_step(w0: jax.Array, tables: SeatTables, b: jax.Array,
   slope = jnp.where(inside, slope, 0)
   partner = jnp.where(inside, chain, jnp.arange(per * M))
   out = w0[keys].T
-  x = solve_chains(out - slope[None] * read, slope, partner, n)
+  x = vector_pass.sum_closed(
+      solve_chains(out - slope[None] * read, slope, partner, n))
   w0 = w0.at[keys].set(x.T)
   change = multiplayer.largest_change(x, before, real, plan.relative)
   return (w0, change, exits) if plan.newton else (w0, change)

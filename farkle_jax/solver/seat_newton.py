@@ -33,13 +33,19 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from farkle_jax.solver import vector_pass
 from farkle_jax.solver.multiplayer import SeatPlan, SeatTables
 
 EXIT_DTYPE = jnp.float32   # bank exits: a Newton step tolerates their 1e-7
                            # relative error (the next sweep measures it)
 INNER_PASSES = 40          # most Gauss-Seidel passes of one correction
 INNER_SHRINK = 1e-6        # passes stop once they change delta by less than
-                           # this fraction of the largest stale error
+                           # this fraction of the largest stale error ...
+NEAR = 1e-2                # ... or, stale errors below this, by less than
+                           # the caller's `floor`: near the fixed point the
+                           # policies may have settled, and a step exact to
+                           # the tolerance lets the next sweep be the last
+STALL = 0.9                # passes that shrink the change less stop
 
 
 class SeatExits(NamedTuple):
@@ -102,11 +108,15 @@ class _Pass(NamedTuple):
   delta: jax.Array   # [K + 1, N] the correction so far (row K: zeros)
   passes: jax.Array  # [] int32 passes done
   change: jax.Array  # [] largest change of delta in the last pass
+  before: jax.Array  # [] the same of the pass before
 
 
 def correct(w0: jax.Array, exits: SeatExits, tables: SeatTables,
-            plan: SeatPlan) -> tuple[jax.Array, jax.Array, jax.Array]:
-  """The sweep's output w0 [K + 1, N] corrected by the Newton step.
+            plan: SeatPlan, floor: jax.Array | float = 0.0
+            ) -> tuple[jax.Array, jax.Array, jax.Array]:
+  """The sweep's output w0 [K + 1, N] corrected by the Newton step;
+  `floor` [] the change of delta that is exact enough near the fixed point
+  (`NEAR`; in the solve's units: a fraction of its tolerance).
 
   Returns:
     w0 + delta; the Gauss-Seidel passes taken; the largest |delta|.
@@ -120,14 +130,18 @@ def correct(w0: jax.Array, exits: SeatExits, tables: SeatTables,
     # 5x as much as the padding a whole stage reads.
     delta, change = jax.lax.fori_loop(0, tables.keys.shape[0], one,
                                       (p.delta, jnp.zeros((), w0.dtype)))
-    return _Pass(delta, p.passes + 1, change)
+    return _Pass(delta, p.passes + 1, change, p.change)
 
-  more = lambda p: ((p.passes < INNER_PASSES)
-                    & (p.change > INNER_SHRINK * scale))
+  aim = jnp.where(scale < NEAR, jnp.minimum(floor, INNER_SHRINK * scale),
+                  INNER_SHRINK * scale)
+  more = lambda p: ((p.passes < INNER_PASSES) & (p.change > aim)
+                    & (p.change < STALL * p.before))
+  inf = jnp.asarray(jnp.inf, w0.dtype)
   start = _Pass(jnp.zeros_like(w0), jnp.zeros((), jnp.int32),
-                jnp.asarray(jnp.inf, w0.dtype))
+                jnp.asarray(jnp.finfo(w0.dtype).max, w0.dtype), inf)
   done = jax.lax.while_loop(more, sweep, start)
-  return w0 + done.delta, done.passes, jnp.abs(done.delta).max()
+  w0 = vector_pass.sum_closed((w0 + done.delta).T).T
+  return w0, done.passes, jnp.abs(done.delta).max()
 
 
 def _stage(exits: SeatExits, tables: SeatTables, r: jax.Array,

@@ -294,8 +294,12 @@ class StageEngine:
   def _correct(self, w0: jax.Array) -> jax.Array:
     """The sweep's output with its Newton step (`seat_newton`)."""
     t0 = time.time()
+    # Exact to a quarter of the tolerance near the fixed point: in the
+    # relative norm, of the smallest value's.
+    floor = self.settings.tol / 4 * (w0[:-1].min() if self.plan.relative
+                                     else 1.0)
     w0, passes, size = seat_newton.compiled_correct(
-        w0, self.exits, self.tables, self.plan)
+        w0, self.exits, self.tables, self.plan, floor)
     logging.info("Newton step: %d passes, largest correction %.3e, %.2f s",
                  int(passes), float(size), time.time() - t0)
     return w0

@@ -1,9 +1,13 @@
 """The turn pass of N players: value vectors (docs/model.md §8).
 
-Each in-turn state carries C = N + 1 channels: the win probability of every
-player in turn order from the mover (channel 0: the mover), and the
-probability that the turn ends in a farkle. The mover decides on channel 0
-alone; the other channels follow the decision:
+Each in-turn state carries C = N channels: the win probability of every
+player but the last in turn order from the mover (channel 0: the mover),
+and the probability that the turn ends in a farkle. The last player's
+chance is what the others leave (`seat_vector`): every value vector sums to
+one, as the start values, the win vector and the last turns' values do, and
+a pass only mixes them with weights summing to one; so the pass carries one
+channel fewer. The mover decides on channel 0 alone; the other channels
+follow the decision:
 
     roll(t, n)  = P_farkle(n) * farkle + sum_r p(r) * W(t + pts[r, j*], next[r, j*])
     j*          = the first option of score set r with the highest channel 0
@@ -11,13 +15,14 @@ alone; the other channels follow the decision:
                 = roll(t, n) otherwise
 
 with `farkle` the next player's start vector after a farkle, seen from the
-mover, and channel N equal to 1; `bank(t)` the next player's start vector
-after banking t (channel N: 0), or the win vector once the bank reaches the
-goal (under the final round: the last turns' values, `last_turns`, and the
-win vector past the cap); the bank floor is the bank minimum, or the
-entry minimum for a mover not on the board yet (`SeatsLayout.bank_floor`).
-The farkle channel is the slope of the turn's value in what a farkle is
-worth, which the ordered solver's Newton step needs.
+mover, and channel N - 1 equal to 1; `bank(t)` the next player's start
+vector after banking t (channel N - 1: 0), or the win vector once the bank
+reaches the goal (under the final round: the last turns' values,
+`last_turns`, and the win vector past the cap); the bank floor is the bank
+minimum, or the entry minimum for a mover not on the board yet
+(`SeatsLayout.bank_floor`). The farkle channel is the slope of the turn's
+value in what a farkle is worth, which the penalty blocks and the Newton
+step need.
 """
 
 from __future__ import annotations
@@ -47,14 +52,32 @@ class Batch(NamedTuple):
 
 def win_vector(players: int, dtype) -> jax.Array:
   """[C] the value of a won turn: the mover wins, no farkle."""
-  return jnp.zeros((players + 1,), dtype).at[0].set(1.0)
+  return jnp.zeros((players,), dtype).at[0].set(1.0)
+
+
+def seat_vector(v: jax.Array, players: int, axis: int = 0) -> jax.Array:
+  """[N + 1, ...] every player's chance and the farkle channel from the
+  pass's C = N channels `v` (along `axis`): the last player's chance is one
+  less the others'."""
+  v = jnp.moveaxis(v, axis, 0)
+  rest = 1 - jnp.sum(v[:players - 1], axis=0)
+  out = jnp.concatenate([v[:players - 1], rest[None], v[players - 1:]])
+  return jnp.moveaxis(out, 0, axis)
+
+
+def sum_closed(x: jax.Array) -> jax.Array:
+  """[N, M] seat values `x` with the last seat's at one less the others':
+  stored so, the start vectors sum to one to rounding at every sweep; left
+  to sum as solved, the gap the pass's last channel ignores grows (in a
+  rotation cycle, about 2x a policy step)."""
+  return x.at[-1].set(1 - jnp.sum(x[:-1], axis=0))
 
 
 def farkle_values(w0: jax.Array, targets: jax.Array, seats: SeatsLayout
                   ) -> jax.Array:
   """[C, k] what a farkle is worth to keys whose farkle targets are
-  `targets` ([k] flat keys into w0 [K + 1, N]); channel N is 1."""
-  ahead = seats.from_next(w0[targets].T, jnp)            # [N, k]
+  `targets` ([k] flat keys into w0 [K + 1, N]); channel N - 1 is 1."""
+  ahead = seats.from_next(w0[targets].T, jnp)[:-1]       # [N - 1, k]
   return jnp.concatenate([ahead, jnp.ones_like(ahead[:1])], axis=0)
 
 
@@ -66,11 +89,11 @@ def bank_values(w0: jax.Array, batch: Batch, t: jax.Array,
   goal = reach >= B
   sink = w0.shape[0] - 1
   pos = jnp.where(goal, sink, batch.bank_base + t * seats.score_stride)
-  ahead = seats.from_next(w0[pos].T, jnp)                # [N, k]
+  ahead = seats.from_next(w0[pos].T, jnp)[:-1]           # [N - 1, k]
   if batch.final is not None:
     others = seats.others_of_base(batch.bank_base)
     at = jnp.clip(reach, B, B + seats.past_goal - 1)
-    last = batch.final[seats.final_row(others, at)].T
+    last = batch.final[seats.final_row(others, at)].T[:-1]
     ahead = jnp.where(goal[None], last, ahead)
     goal = reach >= B + seats.past_goal       # past the cap: a win
   win = win_vector(seats.players, w0.dtype)[:, None]
@@ -105,7 +128,8 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
 
   Returns:
     [C, k] the value vector at (t = 0, the whole hand: dice state S), or
-    with `full` the rows [T + 1, S, C, k] (rows above a key's t_max and
+    with `full` the rows [T + 1, S, C, k] (`seat_vector` makes every
+    player's of the solve's channels) (rows above a key's t_max and
     row T: wins); with `picks`, also [T + 1, R, k] int8 the first option
     with the highest channel 0 of each score set (`roll.groups` order).
   """
@@ -169,7 +193,7 @@ def _decide(value: jax.Array, banked: jax.Array, t: jax.Array,
 
 class Exits(NamedTuple):
   """How the turns of a batch end under the decisions of their pass."""
-  value: jax.Array   # [C, k] the turn's value vector (as `turn_pass`)
+  value: jax.Array   # [N + 1, k] the turn's value vector (`seat_vector`)
   bank: jax.Array    # [T + 1, k] probability of banking at each t
   farkle: jax.Array  # [k] probability of a farkle (channel N of `value`)
 
@@ -185,7 +209,8 @@ def turn_exits(w0: jax.Array, batch: Batch, roll: RollArrays,
   bank, farkle = bellman.forward_exits(
       rows[:, :, 0], chosen, lambda t: bank_values(w0, batch, t, seats)[0],
       seats.bank_floor(batch.s0, jnp), batch.top, roll)
-  return Exits(rows[0, roll.dice_states - 1], bank, farkle)
+  value = seat_vector(rows[0, roll.dice_states - 1], seats.players)
+  return Exits(value, bank, farkle)
 
 
 def _best_option(flat: jax.Array, idx: jax.Array

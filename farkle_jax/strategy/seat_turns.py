@@ -65,7 +65,8 @@ def _compiled_turn(w0: jax.Array, ints: jax.Array, roll: bellman.RollArrays,
       farkle=vector_pass.farkle_values(w0, one(0), seats),
       bank_base=one(1), s0=one(2), top=ints[3],
       final=final if seats.past_goal else None)
-  return vector_pass.turn_pass(w0, batch, roll, seats, full=True)[..., 0]
+  rows = vector_pass.turn_pass(w0, batch, roll, seats, full=True)[..., 0]
+  return vector_pass.seat_vector(rows, seats.players, axis=-1)
 
 
 def turn_rows(w0: jax.Array, key: tuple, seats: SeatsLayout,
