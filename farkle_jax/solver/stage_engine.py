@@ -37,6 +37,8 @@ SAVE_SECONDS = 300   # a checkpoint within a sweep at least this often
 LOG_SECONDS = 30     # a progress line at least this often
 CPU_GROUP = 256      # keys per sub-batch on a CPU: a turn of 3 players
                      # to 1,000 in L2 (256 keys: 2.86e6 states/s, 512: 2.11e6)
+CPU_SMALLEST = 32    # ... and at least: smaller, the loop's steps cost more
+                     # than the padded rows they spare
 
 
 class Position(NamedTuple):
@@ -54,12 +56,20 @@ class Position(NamedTuple):
   apart: float          # and how far their last two policy steps were
 
 
-def group_size(settings: Settings) -> int:
-  """Keys per sub-batch: `solver.chunk_keys`, at most `CPU_GROUP` on a
-  CPU."""
-  if jax.default_backend() == "cpu":
-    return min(settings.chunk_keys, CPU_GROUP)
-  return settings.chunk_keys
+def group_size(settings: Settings, seats: SeatsLayout) -> int:
+  """Keys per sub-batch: `solver.chunk_keys`; on a CPU, at most a power of
+  two near twice a stage's keys per mover's score, within `CPU_SMALLEST` ..
+  `CPU_GROUP`. A sub-batch's keys then span about one banked score, and
+  the rows its shorter turns pad are few: with two players
+  (`configs/default.py`, 10 keys per score) 32 keys passed the stages 1.5x
+  as fast as 256; with three (to 1,000, 325 per score) 256 were fastest."""
+  if jax.default_backend() != "cpu":
+    return settings.chunk_keys
+  per_score = seats.stage_scores()
+  fit = 2 * per_score[per_score > 0].mean()
+  fit = 1 << int(np.ceil(np.log2(max(fit, 1))))
+  return min(settings.chunk_keys, int(np.clip(fit, CPU_SMALLEST,
+                                               CPU_GROUP)))
 
 
 def check(config: ml_collections.ConfigDict) -> tuple[SeatsLayout, Settings]:
@@ -207,7 +217,7 @@ class StageEngine:
     _check_settings(rules, settings)
     self.seats, self.settings = SeatsLayout(rules), settings
     self.rules, self.num_states = rules, self.seats.num_states
-    self.group = group_size(settings)
+    self.group = group_size(settings, self.seats)
     self.need, self.newton = plan_memory(self.seats, settings, self.group)
     logging.info("%d players, rules %s: %s keys, %s model states; memory "
                  "estimate %.2f GB; backend %s, %d device(s)", rules.players,
