@@ -74,8 +74,9 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
 
 def test_a_run_resumes_with_another_sub_batch_size(tmp_path, monkeypatch):
   """Stopped at max_iterations, a run saves where it stands; the sub-batch
-  size (256 keys on a CPU, chunk_keys on an accelerator) is not part of
-  what a checkpoint must match, so the rerun goes on from there."""
+  size (`stage_engine.group_size`: here 32 keys, then `chunk_keys` 16) is
+  not part of what a checkpoint must match, so the rerun goes on from
+  there."""
   config = configuration.base("minimal")
   config.rules.update(goal=500, players=3)
   config.solver.update(tol=1e-14, norm="absolute", max_iterations=1)
@@ -84,10 +85,29 @@ def test_a_run_resumes_with_another_sub_batch_size(tmp_path, monkeypatch):
   restore, found = stage_engine.StageEngine.restore, []
   monkeypatch.setattr(stage_engine.StageEngine, "restore",
                       lambda *a: found.append(restore(*a)) or found[-1])
-  config.solver.update(max_iterations=50, chunk_keys=64)
+  assert stage_engine.group_size(*stage_engine.check(config)[::-1]) == 32
+  config.solver.update(max_iterations=50, chunk_keys=16)
   summary = driver.run(config, str(tmp_path))
   assert found[0].iteration == 1     # resumed after the first sweep
   assert summary["iterations"] == 2 and summary["converged"]
+
+
+@pytest.mark.parametrize("preset, goal, players, keys, per_score", [
+    ("facebook", 3000, 2, 32, 10.3), ("minimal", 500, 3, 32, 5.3),
+    ("minimal", 2000, 3, 64, 20.3), ("facebook", 1000, 3, 256, 787.5)])
+def test_a_cpu_sub_batch_spans_about_one_banked_score(preset, goal, players,
+                                                      keys, per_score):
+  """On a CPU a sub-batch holds a power of two near twice a stage's keys
+  per mover's score, 32 to 256: its keys then start their turns at about
+  one banked score and pad few rows."""
+  config = configuration.base(preset)
+  config.rules.update(goal=goal, players=players)
+  seats, settings = stage_engine.check(config)
+  counts = seats.stage_scores()
+  assert counts[counts > 0].mean() == pytest.approx(per_score, abs=0.1)
+  assert stage_engine.group_size(settings, seats) == keys
+  settings = settings._replace(chunk_keys=16)
+  assert stage_engine.group_size(settings, seats) == 16
 
 
 @pytest.mark.parametrize("flag, says", [
