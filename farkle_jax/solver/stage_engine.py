@@ -39,6 +39,9 @@ CPU_GROUP = 256      # keys per sub-batch on a CPU: a turn of 3 players
                      # to 1,000 in L2 (256 keys: 2.86e6 states/s, 512: 2.11e6)
 CPU_SMALLEST = 32    # ... and at least: smaller, the loop's steps cost more
                      # than the padded rows they spare
+COUNT_CELLS = 10**7  # past this many cells the keys per score are not
+                     # counted (`SeatsLayout.stage_scores`: B x (N-1) B),
+                     # before the memory check refuses such a game in one line
 
 
 class Position(NamedTuple):
@@ -65,6 +68,9 @@ def group_size(settings: Settings, seats: SeatsLayout) -> int:
   as fast as 256; with three (to 1,000, 325 per score) 256 were fastest."""
   if jax.default_backend() != "cpu":
     return settings.chunk_keys
+  B = seats.num_scores
+  if B * B * (seats.players - 1) > COUNT_CELLS:
+    return min(settings.chunk_keys, CPU_GROUP)
   per_score = seats.stage_scores()
   fit = 2 * per_score[per_score > 0].mean()
   fit = 1 << int(np.ceil(np.log2(max(fit, 1))))
