@@ -85,7 +85,8 @@ def test_a_run_resumes_with_another_sub_batch_size(tmp_path, monkeypatch):
   restore, found = stage_engine.StageEngine.restore, []
   monkeypatch.setattr(stage_engine.StageEngine, "restore",
                       lambda *a: found.append(restore(*a)) or found[-1])
-  assert stage_engine.group_size(*stage_engine.check(config)[::-1]) == 32
+  seats, settings = stage_engine.check(config)
+  assert stage_engine.group_size(settings, seats) == 32
   config.solver.update(max_iterations=50, chunk_keys=16)
   summary = driver.run(config, str(tmp_path))
   assert found[0].iteration == 1     # resumed after the first sweep

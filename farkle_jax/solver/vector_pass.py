@@ -60,8 +60,9 @@ def seat_vector(v: jax.Array, players: int, axis: int = 0) -> jax.Array:
   pass's C = N channels `v` (along `axis`): the last player's chance is one
   less the others'."""
   v = jnp.moveaxis(v, axis, 0)
-  rest = 1 - jnp.sum(v[:players - 1], axis=0)
-  out = jnp.concatenate([v[:players - 1], rest[None], v[players - 1:]])
+  chances = sum_closed(jnp.concatenate([v[:players - 1],
+                                        jnp.zeros_like(v[:1])]))
+  out = jnp.concatenate([chances, v[players - 1:]])
   return jnp.moveaxis(out, 0, axis)
 
 
@@ -128,9 +129,9 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
 
   Returns:
     [C, k] the value vector at (t = 0, the whole hand: dice state S), or
-    with `full` the rows [T + 1, S, C, k] (`seat_vector` makes every
-    player's of the solve's channels) (rows above a key's t_max and
-    row T: wins); with `picks`, also [T + 1, R, k] int8 the first option
+    with `full` the rows [T + 1, S, C, k] (rows above a key's t_max and
+    row T: wins; `seat_vector` adds the last player's chance to the
+    solve's channels); with `picks`, also [T + 1, R, k] int8 the first option
     with the highest channel 0 of each score set (`roll.groups` order).
   """
   k = batch.s0.shape[0]
