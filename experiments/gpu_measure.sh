@@ -5,9 +5,10 @@
 #
 #   bash experiments/gpu_measure.sh OUTDIR [PART ...]
 #
-# PART is any of: device default facebook counts players passcost tuning
-# tests (all but tuning and tests by default). Each part runs under its own
-# timeout (240, 2 x 330, 230, 200, 120, 510 and 400 s); `facebook` solves
+# PART is any of: device default facebook counts players passcost seats
+# tuning tests (all but seats, tuning and tests by default). Each part runs
+# under its own timeout (240, 2 x 330, 230, 200, 120, 2 x 150, 510 and 400
+# s); `facebook` solves
 # the published model twice, with an empty compile cache and then with the
 # cache it left. On one H200 (2026-11-26) the default parts took 27, 14 + 13,
 # 14, 6 and 9 s (83 s in all), the tuning part 2 min 30 s (before the held
@@ -82,6 +83,20 @@ for part in $parts; do
         --config configs/minimal.py --config.rules.players=3 \
         --config.rules.goal=2000 --workdir /tmp/gpu_p3 --progress=log --verbose
       cp /tmp/gpu_p3/summary.json "$out/players_summary.json" 2>/dev/null ;;
+    seats)
+      # Three players on Facebook rules with the Newton step: the tiny game
+      # to 1,000 (README's table), then to 1,500 (floor -750).
+      rm -rf /tmp/gpu_s3 /tmp/gpu_s3b
+      timed seats 150 python3 -m farkle_jax.main \
+        --config configs/tiny.py:facebook --config.rules.players=3 \
+        --workdir /tmp/gpu_s3 --progress=log --verbose
+      cp /tmp/gpu_s3/summary.json "$out/seats_summary.json" 2>/dev/null
+      timed seats_1500 150 python3 -m farkle_jax.main \
+        --config configs/tiny.py:facebook --config.rules.players=3 \
+        --config.rules.goal=1500 --config.rules.floor=-750 \
+        --workdir /tmp/gpu_s3b --progress=log --verbose
+      cp /tmp/gpu_s3b/summary.json "$out/seats_1500_summary.json" \
+        2>/dev/null ;;
     passcost)
       timed passcost 120 python3 experiments/pass_cost.py \
         --keys 1024 --rows 100 --repeats 3 ;;
@@ -100,7 +115,7 @@ for part in $parts; do
       JAX_PLATFORMS=cuda timed tests 400 python3 -m pytest -q -n 10 -v \
         -p no:cacheprovider --ignore=tests/test_notebook.py -rfE ;;
     *) echo "unknown part $part (device default facebook counts players" \
-         "passcost tuning tests)"
+         "passcost seats tuning tests)"
        exit 2 ;;
   esac
 done
@@ -113,6 +128,9 @@ grep -h 'first-player\|sweep\|seat' "$out/facebook.log" 2>/dev/null | tail -6
 grep -h -A3 '^method' "$out/counts.log" 2>/dev/null
 tail -n 6 "$out/players.log" 2>/dev/null
 tail -n 6 "$out/passcost.log" 2>/dev/null
+for f in seats seats_1500; do
+  grep -h 'seat [0-9]:\|converged' "$out/$f.log" 2>/dev/null
+done
 sed -n '/^variant/,$p' "$out/tuning_default.log" "$out/tuning.log" \
   2>/dev/null | grep -v '^[IWE][0-9]' 
 grep -h '^# .*trace /device\|^#  ' "$out/profile.log" 2>/dev/null | head -30

@@ -61,7 +61,7 @@ def players(n: int, k: int, top: int, rng) -> float:
   size = 2**22
   w0 = jnp.asarray(rng.dirichlet(np.ones(n), size + 1))
   batch = vector_pass.Batch(
-      farkle=jnp.asarray(rng.uniform(size=(n + 1, k))),
+      farkle=jnp.asarray(rng.uniform(size=(n, k))),  # C = n channels
       bank_base=jnp.asarray(rng.integers(0, size // 2, k), jnp.int32),
       s0=jnp.zeros((k,), jnp.int32), top=jnp.int32(top))
   fn = jax.jit(vector_pass.turn_pass, static_argnames=("seats", "full"))

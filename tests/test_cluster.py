@@ -121,9 +121,12 @@ def test_three_players_over_two_processes_give_the_values_of_one(tmp_path):
   config = tiny.get_config("facebook")
   config.rules.update(players=3, goal=400, floor=-200)
   driver.run(config, str(tmp_path / "one"))
-  np.testing.assert_array_equal(
-      np.load(tmp_path / "two" / "start_values.npy"),
-      np.load(tmp_path / "one" / "start_values.npy"))
+  two, one = (np.load(tmp_path / name / "start_values.npy")
+              for name in ("two", "one"))
+  if jax.default_backend() == "cpu":
+    np.testing.assert_array_equal(two, one)
+  else:  # the two processes run on CPUs, this one on the accelerator
+    np.testing.assert_allclose(two, one, rtol=0, atol=1e-14)
 
 
 def test_two_processes_stopped_and_rerun_resume_from_their_checkpoint(

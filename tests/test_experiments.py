@@ -363,6 +363,17 @@ def test_players_script_solves_a_run_it_does_not_find(tmp_path):
                                                "players.md").read_text()
 
 
+def test_pass_cost_script_times_each_player_count():
+  """The N-player pass on random batches of its own shapes: a change of the
+  pass's channels must reach this script too."""
+  out = _script("experiments/pass_cost.py", "--keys", "64", "--rows", "8",
+                "--repeats", "1")
+  assert out.returncode == 0, out.stderr[-2000:]
+  lines = out.stdout.splitlines()
+  assert lines[1].startswith("two players (scalar)")
+  assert [line.split()[0] for line in lines[2:]] == ["2", "3", "4"]
+
+
 def test_dice_worth_script_refuses_bad_flags_in_one_line(tmp_path):
   for flag, says in ((["--die", "luky"], "--die: 'luky' is not in the catalog"),
                      (["--counts", "7"], "--counts: numbers of dice from 0 "

@@ -74,8 +74,8 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
 
 def test_a_run_resumes_with_another_sub_batch_size(tmp_path, monkeypatch):
   """Stopped at max_iterations, a run saves where it stands; the sub-batch
-  size (`stage_engine.group_size`: here 32 keys, then `chunk_keys` 16) is
-  not part of what a checkpoint must match, so the rerun goes on from
+  size (`stage_engine.group_size`: here 32 keys on a CPU, `chunk_keys`
+  on an accelerator; then 16) is not part of what a checkpoint must match, so the rerun goes on from
   there."""
   config = configuration.base("minimal")
   config.rules.update(goal=500, players=3)
@@ -86,7 +86,7 @@ def test_a_run_resumes_with_another_sub_batch_size(tmp_path, monkeypatch):
   monkeypatch.setattr(stage_engine.StageEngine, "restore",
                       lambda *a: found.append(restore(*a)) or found[-1])
   seats, settings = stage_engine.check(config)
-  assert stage_engine.group_size(settings, seats) == 32
+  assert stage_engine.group_size(settings, seats) > 16
   config.solver.update(max_iterations=50, chunk_keys=16)
   summary = driver.run(config, str(tmp_path))
   assert found[0].iteration == 1     # resumed after the first sweep
@@ -100,15 +100,17 @@ def test_a_cpu_sub_batch_spans_about_one_banked_score(preset, goal, players,
                                                       keys, per_score):
   """On a CPU a sub-batch holds a power of two near twice a stage's keys
   per mover's score, 32 to 256: its keys then start their turns at about
-  one banked score and pad few rows."""
+  one banked score and pad few rows (on an accelerator: `chunk_keys`)."""
   config = configuration.base(preset)
   config.rules.update(goal=goal, players=players)
   seats, settings = stage_engine.check(config)
   counts = seats.stage_scores()
   assert counts[counts > 0].mean() == pytest.approx(per_score, abs=0.1)
-  assert stage_engine.group_size(settings, seats) == keys
+  assert stage_engine.group_size(settings, seats, "cpu") == keys
+  assert stage_engine.group_size(settings, seats, "gpu") == (
+      settings.chunk_keys)
   settings = settings._replace(chunk_keys=16)
-  assert stage_engine.group_size(settings, seats) == 16
+  assert stage_engine.group_size(settings, seats, "cpu") == 16
 
 
 @pytest.mark.parametrize("flag, says", [

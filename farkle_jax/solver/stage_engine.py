@@ -59,14 +59,16 @@ class Position(NamedTuple):
   apart: float          # and how far their last two policy steps were
 
 
-def group_size(settings: Settings, seats: SeatsLayout) -> int:
+def group_size(settings: Settings, seats: SeatsLayout,
+               backend: str | None = None) -> int:
   """Keys per sub-batch: `solver.chunk_keys`; on a CPU, at most a power of
   two near twice a stage's keys per mover's score, within `CPU_SMALLEST` ..
   `CPU_GROUP`. A sub-batch's keys then span about one banked score, and
   the rows its shorter turns pad are few: with two players
   (`configs/default.py`, 10 keys per score) 32 keys passed the stages 1.5x
-  as fast as 256; with three (to 1,000, 325 per score) 256 were fastest."""
-  if jax.default_backend() != "cpu":
+  as fast as 256; with three (to 1,000, 325 per score) 256 were fastest.
+  `backend` defaults to JAX's."""
+  if (backend or jax.default_backend()) != "cpu":
     return settings.chunk_keys
   B = seats.num_scores
   if B * B * (seats.players - 1) > COUNT_CELLS:
