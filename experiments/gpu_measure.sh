@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The GPU measurements of BENCHMARKS.md in one command, for a CUDA machine
-# that has JAX but may lack a package index (wheels of what is missing, e.g.
-# ml_collections, in .wheels/ beside the checkout):
+# that has JAX but may lack a package index (wheels of what is missing in
+# .wheels/ beside the checkout: ml_collections; for the tests part also
+# Starlette, uvicorn, pexpect and their pure-Python dependencies, which an
+# H200 machine of 2026-11-27 lacked):
 #
 #   bash experiments/gpu_measure.sh OUTDIR [PART ...]
 #

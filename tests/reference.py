@@ -577,7 +577,8 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
                   max_iter: int = 5000, entry: int = 0,
                   start: np.ndarray | None = None,
                   faces: tuple | None = None, cap: int | None = None,
-                  hand: tuple | None = None) -> tuple[np.ndarray, dict]:
+                  hand: tuple | None = None, ties: str = "leader"
+                  ) -> tuple[np.ndarray, dict]:
   """The minimal rules for `players` players, each maximizing their own
   win probability. Returns W0[s_0, .., s_{N-1}, i]: scores (index = points
   / 50) in turn order from the player to move, and seat i's probability;
@@ -588,11 +589,11 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
   1/N everywhere; from a claimed solution a sweep or two check that it is
   this iteration's fixed point. `faces`: the chances of faces 1..6 of
   every die (Fractions; None: fair). `cap` (points): the final round
-  (`final_round_players`), turn totals followed up to `cap` past the goal;
-  None: reaching the goal wins. `hand`: six dice that differ, each die's
-  chances of faces 1..6 (Fractions), shared by every player; the in-turn
-  states are then the positions of the dice left (`hand_distribution`),
-  V[t][i] that of `hand_states(hand)[i]`.
+  (`final_round_players`, with `ties`), turn totals followed up to `cap`
+  past the goal; None: reaching the goal wins. `hand`: six dice that
+  differ, each die's chances of faces 1..6 (Fractions), shared by every
+  player; the in-turn states are then the positions of the dice left
+  (`hand_distribution`), V[t][i] that of `hand_states(hand)[i]`.
 
   Ties for the mover: banking is preferred to rolling at equal value, and
   among scorings the first of the score set (fewest dice used; with
@@ -626,7 +627,7 @@ def solve_players(players: int, goal: int, tol: float = 1e-15,
     for key in itertools.product(range(nb), repeat=N):
       chasers = tuple((i, key[i] * step) for i in range(1, N))
       last[(j,) + key] = final_round_players(
-          N, goal, cap, chasers, goal + j * step, 0, faces)
+          N, goal, cap, chasers, goal + j * step, 0, faces, ties=ties)
 
   def pass_on(w0, total):
     """Current-seat vector after the turn passes with the mover at
@@ -690,23 +691,30 @@ def _hand_vector(dist, t: int, farkle_vec, value, step: int = 50):
 
 @functools.lru_cache(maxsize=None)
 def final_round_players(players: int, goal: int, cap: int, chasers: tuple,
-                        bar: int, holder: int, faces: tuple | None = None,
-                        rules: str = "minimal") -> tuple:
+                        bar: int, holder, faces: tuple | None = None,
+                        rules: str = "minimal", ties: str = "leader"
+                        ) -> tuple:
   """Every seat's chance to win the final round of `rules` ("minimal",
   bank minimum 50, or "facebook", 300), seats counted from the player who
   reached the goal.
 
   `chasers`: ((seat, banked score), ..) still to play, in order; each plays
   one turn and wins only by finishing strictly higher than `bar` (points),
-  held by seat `holder`; a chaser who does holds the bar for the rest. A
-  total of `cap` points past the goal or more wins at once. Each chaser
-  maximizes their own chance; at equal value banking first, then a score
+  held by seat `holder` (a seat, or a tuple of the seats tied at the bar);
+  a chaser who does holds the bar for the rest. With `ties` "shared" a
+  chaser may also bank a total equal to the bar and join its holders, who
+  share the win equally at the end. A total of `cap` points past the goal
+  or more wins at once. Each chaser maximizes their own chance (a share
+  counted as its fraction); at equal value banking first, then a score
   set's first option."""
+  holders = (holder,) if isinstance(holder, int) else tuple(holder)
   if not chasers:
-    return tuple(float(i == holder) for i in range(players))
+    return tuple(1.0 / len(holders) if i in holders else 0.0
+                 for i in range(players))
   (seat, score), rest = chasers[0], chasers[1:]
-  fail = final_round_players(players, goal, cap, rest, bar, holder, faces,
-                             rules)
+  on = lambda b, h: final_round_players(players, goal, cap, rest, b, h,
+                                        faces, rules, ties)
+  fail = on(bar, holders)
   dists = {n: distribution(rules, n, faces) for n in range(1, 7)}
 
   @functools.lru_cache(maxsize=None)
@@ -722,11 +730,14 @@ def final_round_players(players: int, goal: int, cap: int, chasers: tuple,
         if best is None or o[seat] > best[seat]:
           best = o
       roll = [r + float(p) * b for r, b in zip(roll, best)]
-    if x > bar and x - score >= BANK_MIN[rules]:
-      bank = final_round_players(players, goal, cap, rest, x, seat, faces,
-                                 rules)
-      if bank[seat] >= roll[seat]:
-        return bank
+    bank = None
+    if x - score >= BANK_MIN[rules]:
+      if x > bar:
+        bank = on(x, (seat,))
+      elif x == bar and ties == "shared":
+        bank = on(bar, holders + (seat,))
+    if bank is not None and bank[seat] >= roll[seat]:
+      return bank
     return tuple(roll)
 
   return turn(score, 6)
@@ -737,14 +748,15 @@ def solve_players_penalty(players: int, goal: int, floor: int,
                           penalty_count: int = 3, tol: float = 1e-15,
                           max_iter: int = 5000,
                           start: np.ndarray | None = None,
-                          cap: int | None = None
+                          cap: int | None = None, ties: str = "leader"
                           ) -> tuple[np.ndarray, int]:
   """The facebook rules for `players` players (bank minimum 300; the
   `penalty_count`-th farkle in a row costs 500 points, not below `floor`,
   and starts the count again; a bank starts it again too), each maximizing
   their own win probability, by value iteration from 1/N (or `start`).
-  `cap` (points): the final round (`final_round_players`), turn totals
-  followed up to `cap` past the goal; None: reaching the goal wins.
+  `cap` (points): the final round (`final_round_players`, with `ties`),
+  turn totals followed up to `cap` past the goal; None: reaching the goal
+  wins.
 
   Returns W0[s_0, .., s_{N-1}, f_0, .., f_{N-1}, i]: scores as indices
   (points - floor) / 50 and farkle counts in turn order from the player to
@@ -767,7 +779,8 @@ def solve_players_penalty(players: int, goal: int, floor: int,
     for key in itertools.product(range(nb), repeat=N):
       chasers = tuple((i, floor + key[i] * step) for i in range(1, N))
       last[(j,) + key] = final_round_players(
-          N, goal, cap, chasers, goal + j * step, 0, None, "facebook")
+          N, goal, cap, chasers, goal + j * step, 0, None, "facebook",
+          ties)
   # The next mover's key after a farkle, and after a bank of t (scores in
   # turn order from the next mover: the one who moved comes last).
   three = f[0] == nf - 1

@@ -49,17 +49,19 @@ def test_agrees_with_the_plain_reference(tmp_path, players, goal):
   assert np.abs(w.sum(-1) - 1).max() < 1e-12
 
 
-@pytest.mark.parametrize("players, goal, cap", [(3, 300, 200),
-                                                (4, 250, 100)])
+@pytest.mark.parametrize("players, goal, cap, ties", [
+    (3, 300, 200, "leader"), (4, 250, 100, "leader"),
+    (3, 300, 200, "shared")])
 def test_a_final_round_agrees_with_the_plain_reference(tmp_path, players,
-                                                       goal, cap):
+                                                       goal, cap, ties):
   """Banking at the goal gives every other player one last turn in seat
   order (`solver.last_turns`); turns run past the goal up to the cap. The
   reference follows every turn to the cap and plays the last turns by its
-  own recursion."""
+  own recursion (with shared ties, over the set of seats tied at the
+  bar)."""
   summary, w = _solve(tmp_path, "minimal", goal, players, final_round=True,
-                      final_round_cap=cap)
-  ref, _ = reference.solve_players(players, goal, cap=cap)
+                      final_round_cap=cap, final_round_ties=ties)
+  ref, _ = reference.solve_players(players, goal, cap=cap, ties=ties)
   np.testing.assert_allclose(w.reshape(ref.shape), ref, rtol=0, atol=1e-12)
   plain, _ = reference.solve_players(players, goal)
   assert np.abs(ref - plain).max() > 0.1   # the rule changes the values
@@ -69,7 +71,7 @@ def test_a_final_round_agrees_with_the_plain_reference(tmp_path, players,
   game = seat_game.SeatGame.load(str(tmp_path))
   scores = (0, 100, 50, 150)[:players]
   turn = game.turn(scores)
-  _, V = reference.solve_players(players, goal, cap=cap)
+  _, V = reference.solve_players(players, goal, cap=cap, ties=ties)
   at = tuple(x // 50 for x in scores)
   got = np.stack([turn.rows[t, :, :-1] for t in sorted(V)])
   want = np.stack([[V[t][n][at] for n in range(6)] for t in sorted(V)])
@@ -80,10 +82,12 @@ def test_a_final_round_agrees_with_the_plain_reference(tmp_path, players,
     game.decision(scores, goal + cap + 500, 1)
 
 
-def test_a_final_round_of_two_gives_the_two_player_values(tmp_path):
+@pytest.mark.parametrize("ties", ["leader", "shared"])
+def test_a_final_round_of_two_gives_the_two_player_values(tmp_path, ties):
   """The seat engine's last turns against the two-player solver's chaser
-  table, with a bank minimum, a penalty and a floor."""
-  rules = dict(final_round=True, final_round_cap=600)
+  table, with a bank minimum, a penalty and a floor; shared ties are half
+  a win in both."""
+  rules = dict(final_round=True, final_round_cap=600, final_round_ties=ties)
   _, w = _solve(tmp_path / "seats", "facebook", 600, 2, floor=-300,
                 **rules)
   config = _config("facebook", 600, 2, floor=-300, **rules)

@@ -75,8 +75,8 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
 def test_a_run_resumes_with_another_sub_batch_size(tmp_path, monkeypatch):
   """Stopped at max_iterations, a run saves where it stands; the sub-batch
   size (`stage_engine.group_size`: here 32 keys on a CPU, `chunk_keys`
-  on an accelerator; then 16) is not part of what a checkpoint must match, so the rerun goes on from
-  there."""
+  on an accelerator; then 16) is not part of what a checkpoint must
+  match, so the rerun goes on from there."""
   config = configuration.base("minimal")
   config.rules.update(goal=500, players=3)
   config.solver.update(tol=1e-14, norm="absolute", max_iterations=1)
@@ -115,8 +115,6 @@ def test_a_cpu_sub_batch_spans_about_one_banked_score(preset, goal, players,
 
 @pytest.mark.parametrize("flag, says", [
     ("--config.rules.players=7", "config.rules.players = 7 is not allowed"),
-    ("--config.rules.final_round=True --config.rules.final_round_ties="
-     "shared", "2 with rules.final_round_ties='shared' (a tie of"),
     ("--config.rules.entry_minimum=500 --config.rules.penalty=500 "
      "--config.rules.floor=-500", "entry minimum under a farkle"),
     ("--config.solver.method=wavefront", "'auto', 'ordered' or 'seats' with"),

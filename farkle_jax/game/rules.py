@@ -77,19 +77,19 @@ class Rules:
     entry_minimum: the smallest first bank, to get on the board (0 = off;
       typical 500 or 1000); afterwards `bank_minimum` applies
       (docs/model.md §1).
-    final_round: when a player banks at or above the goal, the other gets
-      one last turn to finish higher (ties: `final_round_ties`).
+    final_round: when a player banks at or above the goal, each other
+      player gets one last turn to finish higher (ties:
+      `final_round_ties`).
     final_round_ties: with `final_round`, a tie at the end: "leader" (the
-      player who reached the goal first wins: the chaser must finish
-      strictly higher) or "shared" (half a win each; the chaser may stop
-      at a tie).
+      first to reach the top total wins: a chaser must finish strictly
+      higher) or "shared" (those tied at the top share the win equally,
+      half each for two; a chaser may stop at a tie).
     final_round_cap: with `final_round`, how far past the goal (points) the
       model follows a leader who rolls on to raise the bar; past it the
       leader is taken to have won (the cap experiment bounds the error).
     players: players at the table, 2 to 6; with more than two each
-      maximizes their own win probability (docs/model.md §8); with a
-      final round whose ties go to the leader, and with an entry minimum
-      only where there is no farkle penalty.
+      maximizes their own win probability (docs/model.md §8); with an
+      entry minimum only where there is no farkle penalty.
     dice: the hand: `()` six fair dice; six face chances (faces 1..6,
       summing to 1) for six dice alike; or up to six such six-tuples, one
       per die, the rest fair (`game.dice`, docs/model.md §1).
@@ -324,11 +324,6 @@ def _validate_players(r: Rules) -> None:
   if not isinstance(n, int) or isinstance(n, bool) or not (
       2 <= n <= MAX_PLAYERS):
     _fail("players", n, f"an integer from 2 to {MAX_PLAYERS}")
-  if n > 2 and r.final_round and r.final_round_ties != "leader":
-    _fail("players", n, "2 with rules.final_round_ties='shared' (a tie of "
-          "several players at the bar would need the number tied in the "
-          "last turns, docs/model.md §8: set rules.final_round_ties="
-          "'leader')")
   if n > 2 and r.entry_minimum and r.has_penalty:
     _fail("players", n, "2 with an entry minimum under a farkle penalty "
           "(a score of 0 would no longer say who is on the board, "

@@ -112,6 +112,6 @@ class LastTurns:
       x = min(self.seats.score_units(row) - self.seats.goal,
               self.seats.past_goal - 1)
       rest = int(self.seats.scores_index(tuple(key[1:1 + later])))
-      bank = float(self._tables()[later][x, rest, 0])
+      bank = float(self._tables()[later][x, 0, rest, 0])   # one holder
     best = "bank" if bank is not None and bank >= roll else "roll"
     return Decision(bank, roll, best)
