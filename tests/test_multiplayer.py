@@ -3,6 +3,7 @@
 the two-player solver for two players (with and without a penalty), and
 distributions over the winner everywhere."""
 
+import importlib
 from fractions import Fraction
 
 import numpy as np
@@ -95,6 +96,45 @@ def test_a_final_round_of_two_gives_the_two_player_values(tmp_path, ties):
   driver.run(config, str(tmp_path / "two"))
   w2 = np.load(tmp_path / "two" / "start_values.npy")
   np.testing.assert_allclose(w[..., 0], w2, rtol=0, atol=1e-12)
+
+
+def _sheet(name: str, goal: int, **rules):
+  """A shipped rule sheet's config, made small (floor -300 under a
+  penalty), to 1e-14."""
+  config = importlib.import_module(f"farkle_jax.configs.{name}").get_config()
+  config.rules.goal = goal
+  if config.rules.floor < 0:
+    config.rules.floor = -300
+  config.rules.update(rules)
+  config.solver.update(tol=1e-14, norm="absolute")
+  return config
+
+
+SHEETS = ("cardgames_io", "kcd", "playmonster", "zilch", "minimal",
+          "facebook")
+FINAL = dict(final_round=True, final_round_cap=300)
+
+
+@pytest.mark.parametrize("name, rules", [
+    *((name, {}) for name in SHEETS),
+    ("zilch", dict(FINAL, final_round_ties="shared")),
+    ("minimal", dict(entry_minimum=300)),
+    *(pytest.param(name, rules, marks=pytest.mark.thorough)
+      for name in SHEETS for rules in (FINAL, dict(
+          FINAL, final_round_ties="shared")))])
+def test_two_players_on_the_seat_engine_match_the_two_player_solver(
+    tmp_path, name, rules):
+  """Every shipped rule sheet, and the rules that change a final round or
+  the entry, solved by both engines: the seat engine reads each rule as
+  the two-player solver does (it once took shared ties to the leader)."""
+  got = {}
+  for method in ("ordered", "seats"):
+    config = _sheet(name, 600, **rules)
+    config.solver.method = method
+    driver.run(config, str(tmp_path / method))
+    got[method] = np.load(tmp_path / method / "start_values.npy")
+  np.testing.assert_allclose(got["seats"][..., 0], got["ordered"], rtol=0,
+                             atol=1e-12)
 
 
 # Two players in the thorough tier: three show the same rule.

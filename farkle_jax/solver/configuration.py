@@ -116,11 +116,21 @@ def _number(field, value, kind, low=None, high=None, open_low=False):
   return value
 
 
-def _check_hand(r: rules_lib.Rules, method: str) -> None:
-  """Dice that differ: the scalar pass's methods or the seat engine."""
-  if r.hands and method == SEATS:
+def _check_seat_engine(r: rules_lib.Rules, method: str) -> None:
+  """What the seat engine cannot take, even for two players."""
+  if method != SEATS:
+    return
+  if r.hands:
     _fail("solver.method", method, "'auto', 'ordered' or 'value_iteration' "
           "with rules.hands (the seat engine gives every player one hand)")
+  if r.entry_minimum and r.has_penalty:
+    _fail("solver.method", method, "'auto', 'ordered' or 'value_iteration' "
+          "with an entry minimum under a farkle penalty (the seat engine "
+          "reads a score of 0 as 'not on the board', docs/model.md §8)")
+
+
+def _check_hand(r: rules_lib.Rules, method: str) -> None:
+  """Dice that differ: the scalar pass's methods or the seat engine."""
   if r.dice_alike:
     return
   if method not in ("auto", "ordered", "value_iteration", SEATS):
@@ -170,6 +180,7 @@ def check(config: ml_collections.ConfigDict
   if s.dtype not in DTYPES:
     _fail("solver.dtype", s.dtype, f"one of {DTYPES}")
   _number("solver.tol", s.tol, (int, float), 0, open_low=True)
+  _check_seat_engine(r, s.method)
   _check_hand(r, s.method)
   if s.dtype == "float32" and s.tol < 1e-6:
     _fail("solver.tol", s.tol, ">= 1e-6 with solver.dtype='float32' "
