@@ -16,8 +16,9 @@ highest row, so its row steps are known, and with them:
   each block adds its pointer doubling (`penalty_blocks.DOUBLINGS`
   steps);
 * bytes gathered per sweep: per key and row, every option of every score
-  set reads one in-turn vector (C = N + 1 channels, 8 bytes each), the
-  bank reads one start vector, and each key reads its farkle target once;
+  set reads one in-turn vector (`vector_pass.channels`: C = N, 8 bytes
+  each), the bank reads one start vector, and each key reads its farkle
+  target once;
 * bytes written: one row of S dice states x C channels per key and row;
 * bytes exchanged per device: after each stage every device receives the
   other devices' new start vectors (the values are kept whole on each).
@@ -37,7 +38,8 @@ import numpy as np
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import bellman, multiplayer, penalty_blocks
+from farkle_jax.solver import (bellman, multiplayer, penalty_blocks,
+                               vector_pass)
 from farkle_jax.solver.sweep_counts import SweepCounts
 
 
@@ -92,7 +94,7 @@ def sweep(seats: SeatsLayout, group: int, devices: int = 1) -> SeatSweep:
     dependent += blocks * penalty_blocks.DOUBLINGS
   roll = bellman.roll_arrays(roll_tables.build(seats.rules))
   options = sum(int(np.prod(g.rows.shape)) for g in roll.groups)
-  C, dice = n + 1, roll.dice_states
+  C, dice = vector_pass.channels(n), roll.dice_states
   key_rows = int(steps.sum()) * G                    # padding included
   keys = seats.num_keys
   gathered = key_rows * (options * C + n) * 8 + keys * n * 8

@@ -50,9 +50,15 @@ class Batch(NamedTuple):
                         #   None: reaching the goal wins
 
 
+def channels(players: int) -> int:
+  """C, the channels an in-turn state carries: N - 1 seats and the farkle
+  channel."""
+  return players
+
+
 def win_vector(players: int, dtype) -> jax.Array:
   """[C] the value of a won turn: the mover wins, no farkle."""
-  return jnp.zeros((players,), dtype).at[0].set(1.0)
+  return jnp.zeros((channels(players),), dtype).at[0].set(1.0)
 
 
 def seat_vector(v: jax.Array, players: int, axis: int = 0) -> jax.Array:
