@@ -28,8 +28,11 @@ with the N-player stage engine as the main job runs it
 (`--config.solver.method=seats`): with two players, its seat-vector pass
 per state update against the two-player engines' in the same process (its
 compile s: the run's time outside its sweeps; wall s: its sweeps, their
-Newton steps included; dep.steps: its stage passes per sweep; no counts or target figures; not
-first, not with --counts_only); `seats-plain` and `seats-newton` the same
+Newton steps included; its counts from the sizes, `solver.seat_counts`:
+loop steps and the plan's bytes of one turn pass per stage, not the
+Newton step's exits and corrections, no XLA bytes
+and no target figures; not first, except with --counts_only, which counts
+any number of players); `seats-plain` and `seats-newton` the same
 without and with its Newton step (`seats` takes the config's setting,
 by default the step under a penalty):
 
@@ -88,7 +91,8 @@ from farkle_jax.apps import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import (compile_target, configuration, driver,
-                               loop_steps, methods, sweep_counts)
+                               loop_steps, methods, seat_counts,
+                               stage_engine, sweep_counts)
 
 
 def cpu_name() -> str:
@@ -121,7 +125,12 @@ def variant(name: str, settings, layout):
 
 def counted(method, sweeps: int) -> dict:
   """What one sweep of `method` moves, and the projection of `sweeps`."""
-  c = method.counts()
+  return counts_of(method.counts(), sweeps)
+
+
+def counts_of(c: sweep_counts.SweepCounts, sweeps: int) -> dict:
+  """The figures of counts `c`; XLA's projection None where XLA's bytes
+  were not counted."""
   return {
       "dependent_steps_per_sweep": c.dependent_steps,
       "gathered_bytes_per_sweep": c.gathered_bytes,
@@ -131,7 +140,24 @@ def counted(method, sweeps: int) -> dict:
       "live_rows_per_sweep": c.live_rows,
       "projected_h100_seconds": sweep_counts.projected_seconds(c, sweeps),
       "projected_h100_seconds_from_xla": sweep_counts.projected_seconds(
-          c, sweeps, xla=True)}
+          c, sweeps, xla=True) if c.xla_bytes_accessed else None}
+
+
+def seat_counted(config, sweeps: int) -> dict:
+  """The stage engine's sweep counted from the sizes (`solver.seat_counts`,
+  on this process's devices; XLA's bytes not counted), the projection of
+  `sweeps`."""
+  seats, settings = stage_engine.check(config)
+  group = stage_engine.group_size(settings, seats)
+  return counts_of(seat_counts.sweep(seats, group, jax.device_count())
+                   .counts, sweeps)
+
+
+def count_seats(config, label: str, sweeps: int) -> dict:
+  """`--counts_only` for a stage engine variant: its counts, no solve."""
+  return {"method": label, "build_s": 0.0, "compile_s": 0.0,
+          "sweeps": sweeps, **seat_counted(seat_config(config, label),
+                                           sweeps)}
 
 
 def with_refreshes(method, sweeps: int, work: float, steps: int) -> dict:
@@ -219,8 +245,7 @@ def print_counts(results) -> None:
         f"{'gathered/sweep':>16}{'written/sweep':>15}{'XLA bytes/sweep':>17}"
         f"{'H100 s':>9}{'(XLA)':>9}")
   for r in results:
-    if "rows_evaluated_per_sweep" not in r:   # the stage engine: uncounted
-      continue
+    xla = r["projected_h100_seconds_from_xla"]
     print(f"{r['method']:<20}{r['build_s']:>8.1f}{r['compile_s']:>10.1f}"
           f"{r['dependent_steps_per_sweep']:>10}"
           f"{r['rows_evaluated_per_sweep']:>12.4g}"
@@ -229,7 +254,7 @@ def print_counts(results) -> None:
           f"{r['written_bytes_per_sweep'] / 1e9:>13.4g}GB"
           f"{r['xla_bytes_accessed_per_sweep'] / 1e9:>15.4g}GB"
           f"{r['projected_h100_seconds']:>9.3g}"
-          f"{r['projected_h100_seconds_from_xla']:>9.3g}")
+          f"{'-' if xla is None else format(xla, '.3g'):>9}")
   print("# H100 projection (not a measurement) of the solve after "
         "compilation: sweeps x ((gathered + written) / 3.35 TB/s + "
         "dependent steps x 8 us); (XLA): with XLA's bytes accessed, which "
@@ -298,16 +323,22 @@ SEAT_VARIANTS = {configuration.SEATS: "config", "seats-plain": False,
                  "seats-newton": True}
 
 
-def run_seats(config, label: str, reference_shape) -> dict:
-  """The N-player stage engine (`solver.method = "seats"`) on the same
-  rules, as the main job runs it in a scratch workdir: with two players,
-  the seat-vector pass against the two-player engines per state update."""
+def seat_config(config, label: str):
+  """The config of stage engine variant `label`."""
   config = config.copy_and_resolve_references()
   with config.unlocked():
     config.solver.method = configuration.SEATS
     config.solver.max_iterations = _MAX_SWEEPS.value
     if SEAT_VARIANTS[label] != "config":
       config.solver.newton = SEAT_VARIANTS[label]
+  return config
+
+
+def run_seats(config, label: str, reference_shape) -> dict:
+  """The N-player stage engine (`solver.method = "seats"`) on the same
+  rules, as the main job runs it in a scratch workdir: with two players,
+  the seat-vector pass against the two-player engines per state update."""
+  config = seat_config(config, label)
   with tempfile.TemporaryDirectory() as workdir:
     t0 = time.perf_counter()
     summary = driver.run(config, workdir)
@@ -320,14 +351,15 @@ def run_seats(config, label: str, reference_shape) -> dict:
       "compile_s": wall - sweep_s, "wall_s": sweep_s,
       "state_updates": summary["state_updates"],
       "updates_per_s": summary["state_updates"] / sweep_s,
-      "dependent_steps_per_sweep": summary["turn_passes"]
-                                   // summary["iterations"],
+      "stage_passes_per_sweep": summary["turn_passes"]
+                                // summary["iterations"],
       "footprint_gb": summary["memory_estimate_bytes"] / 2**30,
       "peak_host_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                       / 2**20,
       "peak_device_gb": 0.0,
       "w0": w.reshape(reference_shape) if w.size == np.prod(
-          reference_shape) else np.full(reference_shape, np.nan)}
+          reference_shape) else np.full(reference_shape, np.nan),
+      **seat_counted(config, summary["iterations"])}
 
 
 def main(argv):
@@ -337,10 +369,9 @@ def main(argv):
   for name in _METHODS.value:
     if name not in allowed:
       raise app.UsageError(f"--methods: {name!r} is not one of {allowed}")
-  if set(SEAT_VARIANTS) & set(_METHODS.value) and (
-      _METHODS.value[0] in SEAT_VARIANTS or _COUNTS_ONLY.value):
+  if _METHODS.value[0] in SEAT_VARIANTS and not _COUNTS_ONLY.value:
     raise app.UsageError("--methods: 'seats' needs a two-player method "
-                         "before it and no --counts_only")
+                         "before it (the baseline of its solve)")
   if _TARGET.value:
     compile_target.check(_TARGET.value)
   rules, settings = configuration.check(_CONFIG.value)
@@ -356,7 +387,9 @@ def main(argv):
   print(f"# model states {layout.num_states:,}")
   if _COUNTS_ONLY.value:
     print(f"# counts only, no solve: {_SWEEPS.value} sweeps assumed")
-    results = [count_method(layout, roll, variant(name, settings, layout),
+    results = [count_seats(_CONFIG.value, name, _SWEEPS.value)
+               if name in SEAT_VARIANTS else
+               count_method(layout, roll, variant(name, settings, layout),
                             name, _SWEEPS.value) for name in _METHODS.value]
     print_counts(results)
     print_target(results, _TARGET.value)

@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 
 from conftest import COMMANDS, ROOT
+from farkle_jax.game import roll_tables
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, driver, queries, results
 from configs import tiny
 
@@ -225,14 +228,16 @@ def test_benchmark_script_builds_each_method_from_the_config(tmp_path):
     for key in ("wall_s", "compile_s", "peak_host_gb", "peak_device_gb"):
       assert r[key] >= 0
     assert r["max_abs_diff_from_baseline"] < 1e-10
-    if name == "seats":   # the stage engine: solved, not counted
+    if name == "seats":   # the stage engine: counted from the sizes
       assert r["dependent_steps_per_sweep"] > 0 and r["updates_per_s"] > 0
+      assert r["gathered_bytes_per_sweep"] > 0 and r["stage_passes_per_sweep"]
+      assert r["xla_bytes_accessed_per_sweep"] == 0
       continue
     for key in ("gathered_bytes_per_sweep", "written_bytes_per_sweep",
                 "xla_bytes_accessed_per_sweep", "projected_h100_seconds"):
       assert r[key] > 0
     assert r["rows_evaluated_per_sweep"] >= r["live_rows_per_sweep"]
-  assert set(counted) == set(rows) - {"seats"}
+  assert set(counted) == set(rows)
   # The wavefront reads each distinct target of a row once; the turn pass
   # reads every option.
   assert (by["wavefront"]["gathered_bytes_per_sweep"] * 4
@@ -415,16 +420,40 @@ def test_kernel_tuning_times_each_variant_and_agrees(tmp_path):
   assert bad.returncode != 0 and "kernel:chunks" in bad.stderr
 
 
-@pytest.mark.parametrize("args", [["--methods=seats,ordered"],
-                                  ["--methods=ordered,seats",
-                                   "--counts_only"]])
-def test_benchmark_refuses_the_stage_engine_where_it_cannot_run(args):
+@pytest.mark.parametrize("methods", ["seats,ordered", "seats-plain"])
+def test_benchmark_refuses_the_stage_engine_where_it_cannot_run(methods):
   out = _script("experiments/benchmark.py", "--config",
-                "configs/tiny.py:facebook", *args)
+                "configs/tiny.py:facebook", f"--methods={methods}")
   assert out.returncode == 2 and "Traceback" not in out.stderr
   assert out.stderr.strip() == ("error: --methods: 'seats' needs a "
-                                "two-player method before it and no "
-                                "--counts_only")
+                                "two-player method before it (the "
+                                "baseline of its solve)")
+
+
+def test_benchmark_counts_the_stage_engine_for_three_players(tmp_path):
+  """`--counts_only` counts the seat engine's sweep from the sizes for any
+  number of players; its gathers read N channels a vector."""
+  out = _script("experiments/benchmark.py", "--config",
+                "configs/tiny.py:facebook", "--counts_only", "--sweeps=7",
+                "--methods=seats-plain", "--json", str(tmp_path / "s.json"),
+                "--config.rules.players=3", "--config.rules.goal=400",
+                "--config.rules.floor=-200")
+  assert out.returncode == 0, out.stderr[-2000:]
+  (r,) = json.loads((tmp_path / "s.json").read_text())["methods"]
+  assert r["method"] == "seats-plain" and r["sweeps"] == 7
+  assert r["xla_bytes_accessed_per_sweep"] == 0
+  assert r["projected_h100_seconds_from_xla"] is None
+  rules = rules_lib.facebook(goal=400, floor=-200).replace(players=3)
+  seats = SeatsLayout(rules)
+  options = sum(int(np.prod(g.rows.shape)) for g in bellman.roll_arrays(
+      roll_tables.build(rules)).groups)
+  rows = r["rows_evaluated_per_sweep"]
+  assert r["gathered_bytes_per_sweep"] == (
+      rows * (options * 3 + 3) * 8 + seats.num_keys * 3 * 8)
+  assert rows >= r["live_rows_per_sweep"] == seats.num_states // 6
+  moved = r["gathered_bytes_per_sweep"] + r["written_bytes_per_sweep"]
+  assert r["projected_h100_seconds"] == pytest.approx(
+      7 * (moved / 3.35e12 + r["dependent_steps_per_sweep"] * 8e-6))
 
 
 def test_seats_plan_script_counts_memory_and_writes_its_plan(tmp_path):
