@@ -24,7 +24,9 @@
 # JAX on the GPU, each test's result in tests.log (a run cut by its timeout
 # still names what passed and failed); logs, JSON and summaries land
 # in OUTDIR (emptied of an earlier run's wall times) and a short table is
-# printed last.
+# printed last. Where only a few files come back from the machine, give a
+# scratch OUTDIR and pack it: `bash experiments/gpu_measure.sh /tmp/gm;
+# tar czf "$OUT/gm.tgz" -C /tmp gm`.
 set -u
 out=${1:?usage: gpu_measure.sh OUTDIR [PART ...]}
 shift

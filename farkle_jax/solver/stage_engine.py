@@ -302,6 +302,9 @@ class StageEngine:
       if now - saved > SAVE_SECONDS and s + per < S:
         self._save(ckpt, p, x._replace(seconds=x.seconds + now - t0))
         saved = now
+    logging.info("sweep %d: its stages in %.2f s%s", p.iteration + 1,
+                 time.time() - t0, " (with the exits' forward passes)"
+                 if self.exits is not None else "")
     # A sweep that converged is the result as it stands (the correction
     # would move it by less than its change).
     w0 = (self._correct(x.w0) if self.plan.newton and whole
