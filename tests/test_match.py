@@ -6,7 +6,9 @@ import pytest
 
 import reference
 
-from farkle_jax.strategy import match
+from conftest import COMMANDS
+from farkle_jax.solver import configuration, driver
+from farkle_jax.strategy import match, seat_game
 from farkle_jax.strategy.solved_game import Position, PositionError
 from farkle_jax.strategy.solved_game import SolvedGame
 
@@ -331,3 +333,22 @@ def test_a_web_game_of_three_plays_the_last_turns(final_three):
     assert g["phase"] == "over"
     bars += g["bar"] is not None
   assert bars >= 2
+
+
+def test_games_refuse_shared_final_round_ties_in_one_line(tmp_path):
+  """A run whose final round shares ties solves and advises, but games
+  against the computer play ties to the leader only: `match.start` and
+  `farkle play` say so in one line, before the game's first words."""
+  config = configuration.base("minimal")
+  config.rules.update(goal=300, players=3, final_round=True,
+                      final_round_cap=200, final_round_ties="shared")
+  config.solver.update(tol=1e-14, norm="absolute")
+  driver.run(config, str(tmp_path))
+  game = seat_game.SeatGame.load(str(tmp_path))
+  with pytest.raises(PositionError, match="'leader' only"):
+    match.start(game)
+  out = COMMANDS("farkle_jax.apps.play", "--workdir", str(tmp_path))
+  assert out.returncode != 0 and "Traceback" not in out.stderr
+  assert out.stdout == "" and out.stderr.strip().splitlines() == [
+      "error: games against the computer play the final round with "
+      "final_round_ties = 'leader' only"]

@@ -162,6 +162,7 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   game = farkle_jax.load(_WORKDIR.value, _SHIPPED.value)
+  match.check_playable(game)
   computer = match.Computer(game, _OPPONENT.value)
   dice = (match.Dice(_SEED.value, game.rules) if _DICE.value == "random"
           else None)

@@ -74,13 +74,19 @@ class MatchState(NamedTuple):
                                   #   (0: none), by seat
 
 
+def check_playable(game: Game) -> None:
+  """Raises PositionError where a game against the computer cannot be
+  played on `game`'s rules."""
+  if game.rules.final_round and game.rules.final_round_ties != "leader":
+    raise PositionError("games against the computer play the final round "
+                        "with final_round_ties = 'leader' only")
+
+
 def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
           at: Sequence[int] | None = None) -> MatchState:
   """A new game from banked scores b (first player) and d (second), or
   `at`: every seat's (points, seat order), for any number of players."""
-  if game.rules.final_round and game.rules.final_round_ties != "leader":
-    raise PositionError("games against the computer play the final round "
-                        "with final_round_ties = 'leader' only")
+  check_playable(game)
   players = game.players
   at = tuple(at) if at is not None else (b, d) + (0,) * (players - 2)
   if len(at) != players or not 0 <= first < players:
