@@ -165,8 +165,8 @@ def _chaser_table(seats: SeatsLayout, roll: RollArrays, after: np.ndarray
 
 
 def _grid(tau, tie, L: int) -> tuple[np.ndarray, ...]:
-  """(tau, tie, later) of every (tau, tie, later) triple, tie-major over
-  tau then later (the order `_chaser_table` indexes the passes by)."""
+  """Flat (tau, tie, later) arrays of every such triple: tie outermost,
+  then tau, then later (the order `_chaser_table` reads the passes in)."""
   tau, tie, later = np.meshgrid(np.asarray(tau), np.asarray(tie),
                                 np.arange(L), indexing="ij")
   order = (1, 0, 2)   # tie outermost, then tau, then later
