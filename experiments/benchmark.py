@@ -30,8 +30,9 @@ per state update against the two-player engines' in the same process (its
 compile s: the run's time outside its sweeps; wall s: its sweeps, their
 Newton steps included; its counts from the sizes, `solver.seat_counts`:
 loop steps and the plan's bytes of one turn pass per stage, not the
-Newton step's exits and corrections, no XLA bytes
-and no target figures; not first, except with --counts_only, which counts
+Newton step's exits and corrections, no XLA bytes;
+with --target, one step of its sweep compiled for the GPU, its compile time
+and kernels; not first, except with --counts_only, which counts
 any number of players); `seats-plain` and `seats-newton` the same
 without and with its Newton step (`seats` takes the config's setting,
 by default the step under a penalty):
@@ -155,9 +156,25 @@ def seat_counted(config, sweeps: int) -> dict:
 
 def count_seats(config, label: str, sweeps: int) -> dict:
   """`--counts_only` for a stage engine variant: its counts, no solve."""
+  config = seat_config(config, label)
   return {"method": label, "build_s": 0.0, "compile_s": 0.0,
-          "sweeps": sweeps, **seat_counted(seat_config(config, label),
-                                           sweeps)}
+          "sweeps": sweeps, **seat_counted(config, sweeps),
+          **seat_target_figures(config, _TARGET.value)}
+
+
+def seat_target_figures(config, target: str | None) -> dict:
+  """`--target` for the stage engine: one step of its sweep compiled for
+  that GPU without one (`stage_engine.compile_for_target`): compile time
+  and kernels; no bytes (XLA's are not counted for it)."""
+  if not target:
+    return {}
+  seats, settings = stage_engine.check(config)
+  with compile_target.aiming(target):
+    t0 = time.perf_counter()
+    compiled = stage_engine.compile_for_target(seats, settings)
+    seconds = time.perf_counter() - t0
+  return {f"{target}_compile_s": seconds,
+          f"{target}_fusions": compile_target.fusions(compiled.as_text())}
 
 
 def with_refreshes(method, sweeps: int, work: float, steps: int) -> dict:
@@ -227,7 +244,10 @@ def print_target(results, target: str | None) -> None:
         f"{'bytes/sweep':>14}{'(kernels)':>12}{'plan bytes/sweep':>18}"
         f"{'ratio':>7}")
   for r in results:
-    if f"{target}_compile_s" not in r:   # the stage engine: no such figures
+    if f"{target}_bytes_accessed_per_sweep" not in r:   # the stage engine
+      print(f"{r['method']:<20}{r[f'{target}_compile_s']:>10.1f}"
+            f"{r[f'{target}_fusions']:>9}{'-':>10}{'-':>14}{'-':>12}"
+            f"{'-':>18}{'-':>7}")
       continue
     plan = r["gathered_bytes_per_sweep"] + r["written_bytes_per_sweep"]
     xla = r[f"{target}_bytes_accessed_per_sweep"]
@@ -359,7 +379,8 @@ def run_seats(config, label: str, reference_shape) -> dict:
       "peak_device_gb": 0.0,
       "w0": w.reshape(reference_shape) if w.size == np.prod(
           reference_shape) else np.full(reference_shape, np.nan),
-      **seat_counted(config, summary["iterations"])}
+      **seat_counted(config, summary["iterations"]),
+      **seat_target_figures(config, _TARGET.value)}
 
 
 def main(argv):

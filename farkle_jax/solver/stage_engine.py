@@ -80,6 +80,36 @@ def group_size(settings: Settings, seats: SeatsLayout,
                                                CPU_GROUP)))
 
 
+def compile_for_target(seats: SeatsLayout, settings: Settings) -> Any:
+  """One step of the sweep compiled for the GPU aimed at
+  (`compile_target.aiming`): a stage without a penalty, a block under one,
+  the Newton step's exits left out, with a GPU's sub-batches. Not
+  runnable here; its compile time and kernels are the GPU's."""
+  target = placement.aimed()
+  tables, plan = multiplayer.build(seats, group_size(settings, seats, "gpu"),
+                                   settings.norm == "relative", mesh=target)
+  copies = placement.everywhere(target)
+
+  def spec(x, where):
+    return jax.ShapeDtypeStruct(np.shape(x), x.dtype, sharding=where)
+
+  tables = jax.tree.map(spec, tables,
+                        multiplayer.table_shardings(tables, target))
+  roll = jax.tree.map(lambda x: spec(x, copies), bellman.roll_arrays(
+      roll_tables.build(seats.rules)))
+  w0 = jax.ShapeDtypeStruct((seats.num_keys + 1, seats.players),
+                            jnp.float64, sharding=copies)
+  index = jax.ShapeDtypeStruct((), jnp.int32, sharding=copies)
+  first = jax.ShapeDtypeStruct((), jnp.bool_, sharding=copies)
+  if plan.cycles:
+    step = multiplayer.compiled_stage_step.lower(w0, tables, index, first,
+                                                 roll, plan)
+  else:
+    step = penalty_blocks.compiled_block_step.lower(w0, tables, index, first,
+                                                    roll, plan, None)
+  return step.compile()
+
+
 def check(config: ml_collections.ConfigDict) -> tuple[SeatsLayout, Settings]:
   """Validates a config for N players (before any compute)."""
   rules, settings = configuration.check(config)
