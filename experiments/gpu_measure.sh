@@ -133,7 +133,8 @@ grep -h -A3 '^method' "$out/counts.log" 2>/dev/null
 tail -n 6 "$out/players.log" 2>/dev/null
 tail -n 6 "$out/passcost.log" 2>/dev/null
 for f in seats seats_1500; do
-  grep -h 'seat [0-9]:\|converged' "$out/$f.log" 2>/dev/null
+  grep -h 'seat [0-9]:\|converged\|its stages in\|Newton step:' \
+    "$out/$f.log" 2>/dev/null | sed 's/^I[0-9.: ]* [0-9]* //'
 done
 sed -n '/^variant/,$p' "$out/tuning_default.log" "$out/tuning.log" \
   2>/dev/null | grep -v '^[IWE][0-9]' 
