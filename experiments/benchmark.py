@@ -147,28 +147,27 @@ def counts_of(c: sweep_counts.SweepCounts, sweeps: int) -> dict:
 def seat_counted(config, sweeps: int) -> dict:
   """The stage engine's sweep counted from the sizes (`solver.seat_counts`,
   on this process's devices; XLA's bytes not counted), the projection of
-  `sweeps`."""
+  `sweeps`; with `--target`, one step of it compiled for that GPU."""
   seats, settings = stage_engine.check(config)
   group = stage_engine.group_size(settings, seats)
-  return counts_of(seat_counts.sweep(seats, group, jax.device_count())
-                   .counts, sweeps)
+  return {**counts_of(seat_counts.sweep(seats, group, jax.device_count())
+                      .counts, sweeps),
+          **seat_target_figures(seats, settings, _TARGET.value)}
 
 
 def count_seats(config, label: str, sweeps: int) -> dict:
   """`--counts_only` for a stage engine variant: its counts, no solve."""
-  config = seat_config(config, label)
   return {"method": label, "build_s": 0.0, "compile_s": 0.0,
-          "sweeps": sweeps, **seat_counted(config, sweeps),
-          **seat_target_figures(config, _TARGET.value)}
+          "sweeps": sweeps, **seat_counted(seat_config(config, label),
+                                           sweeps)}
 
 
-def seat_target_figures(config, target: str | None) -> dict:
+def seat_target_figures(seats, settings, target: str | None) -> dict:
   """`--target` for the stage engine: one step of its sweep compiled for
   that GPU without one (`stage_engine.compile_for_target`): compile time
   and kernels; no bytes (XLA's are not counted for it)."""
   if not target:
     return {}
-  seats, settings = stage_engine.check(config)
   with compile_target.aiming(target):
     t0 = time.perf_counter()
     compiled = stage_engine.compile_for_target(seats, settings)
@@ -379,8 +378,7 @@ def run_seats(config, label: str, reference_shape) -> dict:
       "peak_device_gb": 0.0,
       "w0": w.reshape(reference_shape) if w.size == np.prod(
           reference_shape) else np.full(reference_shape, np.nan),
-      **seat_counted(config, summary["iterations"]),
-      **seat_target_figures(config, _TARGET.value)}
+      **seat_counted(config, summary["iterations"])}
 
 
 def main(argv):

@@ -196,14 +196,12 @@ def _passes(after: jax.Array, tau: jax.Array, later: jax.Array,
     x = seats.score_units(t)                       # the running total
     bar = jnp.clip(x - seats.goal, 0, P - 1)
     ahead = after[bar, 0, later].T                 # [c, k] j holds alone
+    kept = [jnp.zeros_like(ahead[:1])]             # the fail channel
     if ties:
       tied = (tie > 0) & (x == seats.goal + 1 + tau)
       shares = after[bar, tie, later].T            # h + 1 holders
       ahead = jnp.where(tied, shares, ahead)
-      kept = [jnp.zeros_like(ahead[:1]),
-              jnp.where(tied, shares[0], 0.0)[None]]
-    else:
-      kept = [jnp.zeros_like(ahead[:1])]
+      kept.append(jnp.where(tied, shares[0], 0.0)[None])
     may = x >= seats.goal + 1 + tau
     ahead = ahead.at[0].set(jnp.where(may, ahead[0], -1.0))
     return jnp.concatenate([ahead] + kept, axis=0)

@@ -208,10 +208,14 @@ def _block_reads(seats: SeatsLayout, fields, stage: np.ndarray,
   return chain, first
 
 
+def values_shape(seats: SeatsLayout) -> tuple[int, int]:
+  """(K + 1, N): the start vectors of every key and the sink's row."""
+  return seats.num_keys + 1, seats.players
+
+
 def initial_values(seats: SeatsLayout, dtype=jnp.float64) -> jax.Array:
   """[K + 1, N] the first guess: every player 1/N."""
-  return jnp.full((seats.num_keys + 1, seats.players), 1 / seats.players,
-                  dtype)
+  return jnp.full(values_shape(seats), 1 / seats.players, dtype)
 
 
 def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,

@@ -97,8 +97,8 @@ def compile_for_target(seats: SeatsLayout, settings: Settings) -> Any:
                         multiplayer.table_shardings(tables, target))
   roll = jax.tree.map(lambda x: spec(x, copies), bellman.roll_arrays(
       roll_tables.build(seats.rules)))
-  w0 = jax.ShapeDtypeStruct((seats.num_keys + 1, seats.players),
-                            jnp.float64, sharding=copies)
+  w0 = jax.ShapeDtypeStruct(multiplayer.values_shape(seats), jnp.float64,
+                            sharding=copies)
   index = jax.ShapeDtypeStruct((), jnp.int32, sharding=copies)
   first = jax.ShapeDtypeStruct((), jnp.bool_, sharding=copies)
   if plan.cycles:
@@ -288,7 +288,7 @@ class StageEngine:
 
   def restore(self, ckpt: checkpointing.Checkpoints) -> Progress | None:
     seats = self.seats
-    like = {"w0": jax.ShapeDtypeStruct((seats.num_keys + 1, seats.players),
+    like = {"w0": jax.ShapeDtypeStruct(multiplayer.values_shape(seats),
                                        jnp.float64)}
     got = ckpt.restore(like, check=lambda saved: integrity.check_probabilities(
         saved["w0"], "checkpoint w0"))
