@@ -748,28 +748,37 @@ def solve_players_penalty(players: int, goal: int, floor: int,
                           penalty_count: int = 3, tol: float = 1e-15,
                           max_iter: int = 5000,
                           start: np.ndarray | None = None,
-                          cap: int | None = None, ties: str = "leader"
-                          ) -> tuple[np.ndarray, int]:
+                          cap: int | None = None, ties: str = "leader",
+                          entry: int = 0) -> tuple[np.ndarray, int]:
   """The facebook rules for `players` players (bank minimum 300; the
   `penalty_count`-th farkle in a row costs 500 points, not below `floor`,
   and starts the count again; a bank starts it again too), each maximizing
   their own win probability, by value iteration from 1/N (or `start`).
   `cap` (points): the final round (`final_round_players`, with `ties`),
   turn totals followed up to `cap` past the goal; None: reaching the goal
-  wins.
+  wins. `entry` > 0 (points): a player who has not banked yet may bank
+  only a turn total of at least `entry`; every key then carries an
+  explicit on-board flag per player (a penalty can take a score to 0 or
+  below before the first bank, so the score cannot tell).
 
-  Returns W0[s_0, .., s_{N-1}, f_0, .., f_{N-1}, i]: scores as indices
-  (points - floor) / 50 and farkle counts in turn order from the player to
-  move, seat i's probability; and the iterations it took. Ties as
-  `solve_players`: banking first, then the first option of a score set.
+  Returns W0[s_0, .., s_{N-1}, f_0, .., f_{N-1}, i] (with `entry`:
+  W0[s.., f.., g_0, .., g_{N-1}, i], g = 1 once that player has banked):
+  scores as indices (points - floor) / 50, farkle counts and flags in
+  turn order from the player to move, seat i's probability; and the
+  iterations it took. Keys off the board with a positive score exist here
+  but no play reaches them. Ties as `solve_players`: banking first, then
+  the first option of a score set.
   """
   step, bank_min, penalty, N = 50, 300 // 50, 500 // 50, players
   nb, nf = (goal - floor) // step, penalty_count
-  shape = (nb,) * N + (nf,) * N
+  flags = (2,) * N if entry else ()
+  shape = (nb,) * N + (nf,) * N + flags
   idx = np.meshgrid(*(np.arange(m) for m in shape), indexing="ij")
-  s, f = idx[:N], idx[N:]
+  s, f, g = idx[:N], idx[N:2 * N], idx[2 * N:]
   past = 0 if cap is None else cap // step
-  t_max = np.maximum(bank_min - 1, nb - 1 - s[0] + past)
+  least = (np.where(g[0] == 1, bank_min, max(bank_min, entry // step))
+           if entry else np.full(shape, bank_min))
+  t_max = np.maximum(least - 1, nb - 1 - s[0] + past)
   dists = {n: distribution("facebook", n) for n in range(1, 7)}
   win = np.zeros(shape + (N,))
   win[..., 0] = 1.0
@@ -786,11 +795,13 @@ def solve_players_penalty(players: int, goal: int, floor: int,
   three = f[0] == nf - 1
   lost = np.where(three, np.maximum(0, s[0] - penalty), s[0])
   counts = np.where(three, 0, f[0] + 1)
-  after_farkle = tuple(s[1:]) + (lost,) + tuple(f[1:]) + (counts,)
+  after_farkle = (tuple(s[1:]) + (lost,) + tuple(f[1:]) + (counts,)
+                  + tuple(g[1:]) + tuple(g[:1]))
 
   def after_bank(total):
     return (tuple(s[1:]) + (np.minimum(total, nb - 1),) + tuple(f[1:])
-            + (np.zeros_like(total),))
+            + (np.zeros_like(total),) + tuple(g[1:])
+            + ((np.ones_like(total),) if entry else ()))
 
   for it in range(1, max_iter + 1):
     farkle_vec = np.roll(w0[after_farkle], 1, axis=-1)
@@ -812,7 +823,7 @@ def solve_players_penalty(players: int, goal: int, floor: int,
             at = last[(np.clip(total - nb, 0, past - 1),) + tuple(s)]
             bank = np.where(((total >= nb) & (total < nb + past))[..., None],
                             at, bank)
-          take = bank[..., 0] >= roll[..., 0]
+          take = (t >= least) & (bank[..., 0] >= roll[..., 0])
           w = np.where(take[..., None], bank, roll)
         row.append(np.where((t > t_max)[..., None], win, w))
       V[t] = row

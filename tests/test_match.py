@@ -235,6 +235,45 @@ def test_more_players_take_the_optimal_computer_only(seat_games):
     match.start(seat_games[0], at=(0, 0))
 
 
+def test_three_get_on_the_board_under_a_penalty(tmp_path):
+  """Facebook rules to 400 with an entry minimum of 350 for three: no
+  first bank is below 350, the advice gives nothing away, and a key keeps
+  saying who is on the board (a player back at 0 after penalties banks
+  from the bank minimum)."""
+  from farkle_jax.solver import configuration, driver
+  from farkle_jax.strategy.seat_game import SeatGame
+  config = configuration.base("facebook")
+  config.rules.update(goal=400, floor=-150, players=3, entry_minimum=350)
+  config.solver.update(tol=1e-14, norm="absolute")
+  driver.run(config, str(tmp_path))
+  three = SeatGame.load(str(tmp_path))
+  s = match.start(three)
+  assert three.bank_minimum_at(s.key) == 350
+  assert three.bank_value(three.turn((0, 0, 0)), 300 // 50) is None
+  banked = three.after_bank(s.key, 350)   # the next mover's key
+  assert three.key_scores(banked) == (0, 0, 350)
+  again = (banked[2], *banked[:2], banked[5], *banked[3:5])   # its turn
+  assert three.key_scores(again) == (350, 0, 0)
+  assert three.bank_minimum_at(again) == 300
+  # -150 after three farkles: off the board still, or on it.
+  off = (three.seats.index_of(-150, on_board=False),) + s.key[1:]
+  assert three.key_scores(off) == (-150, 0, 0)
+  assert three.bank_minimum_at(off) == 350
+  assert three.bank_minimum_at(three.key((-150, 0, 0))) == 300
+  computer = match.Computer(three)
+  for seed in range(4):
+    s = _play(three, computer, match.Dice(seed), _best_person)
+    total, _ = match.summary(s)
+    assert total < 1e-12 and match.scores(three, s)[s.winner] >= 400
+    seen = set()
+    for line in s.log:
+      if " banked " in line:
+        who, points = line.split(" banked ")[0], int(
+            line.split(" banked ")[1].split(":")[0])
+        assert who in seen or points >= 350, line
+        seen.add(who)
+
+
 @pytest.fixture(scope="module")
 def final_three(tmp_path_factory):
   """Three players, minimal rules to 500 with a final round (cap 1,000)."""

@@ -119,6 +119,7 @@ FINAL = dict(final_round=True, final_round_cap=300)
     *((name, {}) for name in SHEETS),
     ("zilch", dict(FINAL, final_round_ties="shared")),
     ("minimal", dict(entry_minimum=300)),
+    ("facebook", dict(entry_minimum=500)),   # off-board scores of their own
     *(pytest.param(name, rules, marks=pytest.mark.thorough)
       for name in SHEETS for rules in (FINAL, dict(
           FINAL, final_round_ties="shared")))])

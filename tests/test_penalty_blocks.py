@@ -2,6 +2,8 @@
 solve against a dense linear solve, the block tables against the layout,
 and the whole solve against the plain reference."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -140,6 +142,48 @@ def test_a_final_round_under_a_penalty_matches_the_reference_from_scratch(
   _, w = _solve(tmp_path, 300, -150, final_round=True, final_round_cap=300)
   ref, _ = reference.solve_players_penalty(3, 300, -150, cap=300)
   np.testing.assert_allclose(w, ref, rtol=0, atol=1e-12)
+
+
+def _with_flags(w, players, floor, counts=3):
+  """The seat engine's values [B] * N + [F] * N + [N] as the reference's
+  W0[s.., f.., g.., i] (scores from the floor, g = 1 on the board): the
+  scores off the board come first, 0 and what penalties leave of it
+  (here the floor alone), then those on it. The reference's keys that no
+  play reaches (off the board with a positive score) stay at 1/N."""
+  off = sorted({max(floor, -500 * k) for k in range(-floor // 500 + 2)})
+  on = (w.shape[0] - len(off))
+  score = np.array([(x - floor) // 50 for x in off] + list(range(on)))
+  flag = np.array([0] * len(off) + [1] * on)
+  out = np.full((on,) * players + (counts,) * players + (2,) * players
+                + (players,), 1 / players)
+  grid = np.meshgrid(*(np.arange(len(score)),) * players, indexing="ij")
+  for f in itertools.product(range(counts), repeat=players):
+    out[tuple(score[g] for g in grid) + f + tuple(flag[g] for g in grid)] = (
+        w[(slice(None),) * players + f])
+  return out
+
+
+@pytest.mark.parametrize("cap", [None, pytest.param(
+    300, marks=pytest.mark.thorough)])
+def test_an_entry_minimum_under_a_penalty_agrees_with_the_reference(
+    tmp_path, cap):
+  """Three players who must bank 350 to get on the board, with three
+  farkles costing 500 before or after (the reference carries an explicit
+  on-board flag per player): its value iteration, started from the seat
+  engine's values, leaves them where they are to 1e-12.
+  With the final round (cap 300) in the thorough tier."""
+  final = dict(final_round=True, final_round_cap=cap) if cap else {}
+  summary, w = _solve(tmp_path / "entry", 400, -150, entry_minimum=350,
+                      **final)
+  assert summary["converged"] and w.shape[:3] == (13, 13, 13)
+  start = _with_flags(w, 3, -150)
+  ref, _ = reference.solve_players_penalty(
+      3, 400, -150, max_iter=1, start=start, entry=350, cap=cap)
+  reached = start[..., 0] != 1 / 3   # what play reaches reads nothing else
+  np.testing.assert_allclose(ref[reached], start[reached], rtol=0,
+                             atol=1e-12)
+  _, plain = _solve(tmp_path / "plain", 400, -150, **final)
+  assert np.abs(w[1, 1, 1] - plain[0, 0, 0]).max() > 1e-3   # it matters
 
 
 def test_a_crash_within_a_block_sweep_loses_nothing(tmp_path, monkeypatch):

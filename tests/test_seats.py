@@ -61,6 +61,46 @@ def test_the_stage_order_makes_reads_final(penalty):
     assert (stage[target[paid]] > stage[paid]).all()
 
 
+@pytest.mark.parametrize("players", [2, 3])
+def test_players_off_the_board_have_scores_of_their_own(players):
+  """An entry minimum under a penalty (docs/model.md §8): each seat's
+  score index says whether its player is on the board; the scores off it
+  are 0 and what penalties leave of it, -300 here (the floor)."""
+  seats = SeatsLayout(rules_lib.facebook(floor=-300, goal=600).replace(
+      entry_minimum=500, players=players))
+  score = [-300, 0] + list(range(-300, 600, 50))   # in points, by index
+  board = [False, False] + [True] * 18
+  assert seats.num_scores == len(score) == 20
+  assert [int(seats.points(i)) for i in range(20)] == score
+  assert seats.index_of(0) == 1 and seats.index_of(-300) == 2
+  assert seats.index_of(0, on_board=True) == 8
+  fields = seats.key_fields()
+  s, f = np.stack(fields[:players]), np.stack(fields[players:])
+  on = np.asarray(board)[s[0]]
+  mover = np.asarray(score)[s[0]]
+  assert np.array_equal(seats.bank_floor(s[0]) * 50, np.where(on, 300, 500))
+  # A bank of t: the banker's score plus t, on the board.
+  t = 3
+  reach = (mover + 50 * t + 300) // 50 + 2
+  ok = reach < seats.num_scores
+  want = seats.key_index(tuple(s[1:]) + (np.where(ok, reach, 0),)
+                         + tuple(f[1:]) + (np.zeros_like(f[0]),))
+  bank = seats.bank_base(fields) + t * seats.score_stride
+  assert np.array_equal(bank[ok], want[ok])
+  # The third farkle: 500 less, not below -300, on or off the board.
+  paid = f[0] == seats.num_farkle - 1
+  lost = np.maximum(-300, mover - 500)
+  index = np.where(on, (lost + 300) // 50 + 2, np.where(lost < 0, 0, 1))
+  nxt = np.stack(seats.farkle_fields(fields))
+  assert np.array_equal(nxt[players - 1], np.where(paid, index, s[0]))
+  # Every bank is read from a stage solved earlier in the sweep.
+  stage = seats.stage(fields)
+  for t in range(seats.bank_min, seats.bank_min + 4):
+    target = seats.bank_base(fields) + t * seats.score_stride
+    ok = (mover + 50 * t + 300) // 50 + 2 < seats.num_scores
+    assert (stage[target[ok]] < stage[ok]).all()
+
+
 def test_from_next_rotates_back_one_seat():
   seats = _seats(3, False)
   np.testing.assert_array_equal(seats.from_next(np.array([0.5, 0.3, 0.2])),

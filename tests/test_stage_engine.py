@@ -115,13 +115,10 @@ def test_a_cpu_sub_batch_spans_about_one_banked_score(preset, goal, players,
 
 @pytest.mark.parametrize("flag, says", [
     ("--config.rules.players=7", "config.rules.players = 7 is not allowed"),
-    ("--config.rules.entry_minimum=500 --config.rules.penalty=500 "
-     "--config.rules.floor=-500", "entry minimum under a farkle"),
     ("--config.solver.method=wavefront", "'auto', 'ordered' or 'seats' with"),
     ("--config.rules.players=2 --config.solver.method=seats "
-     "--config.rules.entry_minimum=500 --config.rules.penalty=500 "
-     "--config.rules.floor=-500", "with an entry minimum under a farkle "
-     "penalty (the seat engine"),
+     "--config.rules.hands=((),(0.26,0.12,0.12,0.12,0.26,0.12))",
+     "with rules.hands (the seat engine"),
 ])
 def test_bad_input_is_refused_in_one_line(tmp_path, flag, says):
   out = _main(*TINY, *flag.split(), "--workdir", str(tmp_path))

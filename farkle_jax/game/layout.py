@@ -56,8 +56,9 @@ Fields = tuple  # (b, d, f, e): index arrays (or ints) of the same shape
 class ScoreUnits:
   """The rule sizes in score units, and where an option lands in a turn
   array, shared by the two-player layout and the N-player one
-  (`game.seats`): sizes, the turn rows of a banked score, the bank floor.
-  Needs `rules`, `num_scores` and `key_shape` of the layout."""
+  (`game.seats`): sizes, the turn rows of a banked score, the bank floor,
+  the scores of players off the board (docs/model.md §1). Needs `rules`,
+  `num_scores` and `key_shape` of the layout."""
 
   @property
   def unit(self) -> int:
@@ -134,9 +135,66 @@ class ScoreUnits:
   def num_keys(self) -> int:
     return math.prod(self.key_shape)   # exact, however large
 
+  @property
+  def num_off(self) -> int:
+    """K: banked-score indices of players not on the board yet, kept apart
+    only with both an entry minimum and a penalty (docs/model.md §1)."""
+    return len(self.off_scores)
+
+  @property
+  def off_scores(self) -> tuple[int, ...]:
+    """Scores (units, ascending) a player not on the board can have: 0, and
+    what penalties leave of it down to the floor."""
+    if not (self.entry and self.penalty):
+      return ()
+    return tuple(sorted({max(self.low, -k * self.penalty)
+                         for k in range(-self.low // self.penalty + 2)}))
+
   def score_units(self, b, xp: ModuleType = np):
     """Banked score (units) of banked-score index b."""
-    return b + self.low
+    k = self.num_off
+    if not k:
+      return b + self.low
+    off = xp.asarray(self.off_scores, np.int32)
+    return xp.where(b < k, off[xp.minimum(b, k - 1)], b - k + self.low)
+
+  def on_board(self, b, xp: ModuleType = np):
+    """The index b stands for once its player is on the board."""
+    if not self.num_off:
+      return b
+    return self.score_units(b, xp) - self.low + self.num_off
+
+  def index_of(self, score: int, field: str = "score",
+               on_board: bool | None = None) -> int:
+    """Banked-score index of `score` points; ValueError if out of range.
+
+    With an entry minimum and a penalty (`num_off`), `on_board` says
+    whether the player has banked yet; by default a score of 0 is not on
+    the board and any other is. Otherwise a score of 0 says it alone.
+    """
+    if on_board is None:
+      on_board = score != 0
+    if score % self.unit or not self.rules.low <= score < self.rules.goal:
+      raise ValueError(
+          f"{field}={score} is not a banked score of these rules: allowed are "
+          f"multiples of {self.unit} from {self.rules.low} to "
+          f"{self.rules.goal - self.unit}")
+    if not on_board and self.num_off:
+      if score // self.unit not in self.off_scores:
+        raise ValueError(
+            f"{field}={score} off the board: allowed are "
+            f"{[x * self.unit for x in self.off_scores]}")
+      return self.off_scores.index(score // self.unit)
+    return score // self.unit - self.low + self.num_off
+
+  # Keys.
+  def penalized(self, b, xp: ModuleType = np):
+    """Banked-score index of b after the farkle penalty: P units lower,
+    not below the floor; off the board (`num_off`) the next score of the
+    list, whose scores below 0 are one index apart."""
+    k = self.num_off
+    lower = xp.maximum(k, b - self.penalty)
+    return xp.where(b < k, xp.maximum(0, b - 1), lower) if k else lower
 
   def points(self, index):
     """Banked score in points of banked-score index (inverse of index_of)."""
@@ -177,12 +235,13 @@ class ScoreUnits:
     Under an entry minimum (rules without a penalty) a banked score of 0 is
     exactly "not on the board yet": every first bank is at least the entry
     minimum and no score ever falls, so such a player must bank at least
-    the entry minimum; everyone else the bank minimum.
+    the entry minimum; everyone else the bank minimum. With a penalty too,
+    the players off the board have indices of their own (`num_off`).
     """
     if not self.entry:
       return self.bank_min
-    return xp.where(b + self.low == 0, max(self.bank_min, self.entry),
-                    self.bank_min)
+    off = b < self.num_off if self.num_off else b + self.low == 0
+    return xp.where(off, max(self.bank_min, self.entry), self.bank_min)
 
   def reached_offset(self, t, options, xp: ModuleType = np):
     """Flat offsets of the states that options lead to from row t.
@@ -212,51 +271,14 @@ class StateLayout(ScoreUnits):
   chunk_keys: int = 2048
 
   @property
-  def num_off(self) -> int:
-    """K: banked-score indices of players not on the board yet, kept apart
-    only with both an entry minimum and a penalty (docs/model.md §1)."""
-    return len(self.off_scores)
-
-  @property
-  def off_scores(self) -> tuple[int, ...]:
-    """Scores (units, ascending) a player not on the board can have: 0, and
-    what penalties leave of it down to the floor."""
-    if not (self.entry and self.penalty):
-      return ()
-    return tuple(sorted({max(self.low, -k * self.penalty)
-                         for k in range(-self.low // self.penalty + 2)}))
-
-  @property
   def num_scores(self) -> int:
     """B = D: the K scores off the board, then on it from the floor to
     goal - step."""
     return self.num_off + self.goal - self.low
 
-  def score_units(self, b, xp: ModuleType = np):
-    """Banked score (units) of banked-score index b."""
-    k = self.num_off
-    if not k:
-      return b + self.low
-    off = xp.asarray(self.off_scores, np.int32)
-    return xp.where(b < k, off[xp.minimum(b, k - 1)], b - k + self.low)
-
-  def on_board(self, b, xp: ModuleType = np):
-    """The index b stands for once its player is on the board."""
-    if not self.num_off:
-      return b
-    return self.score_units(b, xp) - self.low + self.num_off
-
   @property
   def key_shape(self) -> tuple[int, int, int, int]:
     return (self.num_scores, self.num_scores, self.num_farkle, self.num_farkle)
-
-  def bank_floor(self, b, xp: ModuleType = np):
-    """`ScoreUnits.bank_floor`; with a penalty too, where the players off
-    the board have indices of their own (below `num_off`)."""
-    if self.entry and self.num_off:
-      return xp.where(b < self.num_off, max(self.bank_min, self.entry),
-                      self.bank_min)
-    return super().bank_floor(b, xp)
 
   def bank_floor_at(self, base, xp: ModuleType = np):
     """`bank_floor` of the banker of keys whose `bank_base` is `base`."""
@@ -274,31 +296,6 @@ class StateLayout(ScoreUnits):
       base = xp.where(base < 0, -1 - base, base)
     return base + t * self.bank_stride
 
-  # Scores.
-  def index_of(self, score: int, field: str = "score",
-               on_board: bool | None = None) -> int:
-    """Banked-score index of `score` points; ValueError if out of range.
-
-    With an entry minimum and a penalty (`num_off`), `on_board` says
-    whether the player has banked yet; by default a score of 0 is not on
-    the board and any other is. Otherwise a score of 0 says it alone.
-    """
-    if on_board is None:
-      on_board = score != 0
-    if score % self.unit or not self.rules.low <= score < self.rules.goal:
-      raise ValueError(
-          f"{field}={score} is not a banked score of these rules: allowed are "
-          f"multiples of {self.unit} from {self.rules.low} to "
-          f"{self.rules.goal - self.unit}")
-    if not on_board and self.num_off:
-      if score // self.unit not in self.off_scores:
-        raise ValueError(
-            f"{field}={score} off the board: allowed are "
-            f"{[x * self.unit for x in self.off_scores]}")
-      return self.off_scores.index(score // self.unit)
-    return score // self.unit - self.low + self.num_off
-
-  # Keys.
   def key_index(self, b, d, f, e):
     """Flat key of banked-score indices b, d and farkle counts f, e."""
     _, D, F, E = self.key_shape
@@ -331,14 +328,8 @@ class StateLayout(ScoreUnits):
     b, d, f, e = fields
     if self.rules.hands:   # f and e are the hands: they change places
       return d, b, e, f
-    last = f == self.num_farkle - 1
-    k = self.num_off
     if self.penalty > 0:
-      # Off the board the scores below 0 are one index apart.
-      lower = xp.maximum(k, b - self.penalty)
-      if k:
-        lower = xp.where(b < k, xp.maximum(0, b - 1), lower)
-      b = xp.where(last, lower, b)
+      b = xp.where(f == self.num_farkle - 1, self.penalized(b, xp), b)
     return d, b, e, (f + 1) % self.num_farkle
 
   def farkle_index(self, fields: Fields | None = None) -> np.ndarray:

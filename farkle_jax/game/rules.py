@@ -88,8 +88,7 @@ class Rules:
       model follows a leader who rolls on to raise the bar; past it the
       leader is taken to have won (the cap experiment bounds the error).
     players: players at the table, 2 to 6; with more than two each
-      maximizes their own win probability (docs/model.md §8); with an
-      entry minimum only where there is no farkle penalty.
+      maximizes their own win probability (docs/model.md §8).
     dice: the hand: `()` six fair dice; six face chances (faces 1..6,
       summing to 1) for six dice alike; or up to six such six-tuples, one
       per die, the rest fair (`game.dice`, docs/model.md §1).
@@ -324,11 +323,6 @@ def _validate_players(r: Rules) -> None:
   if not isinstance(n, int) or isinstance(n, bool) or not (
       2 <= n <= MAX_PLAYERS):
     _fail("players", n, f"an integer from 2 to {MAX_PLAYERS}")
-  if n > 2 and r.entry_minimum and r.has_penalty:
-    _fail("players", n, "2 with an entry minimum under a farkle penalty "
-          "(a score of 0 would no longer say who is on the board, "
-          "docs/model.md §8: set rules.entry_minimum=0 or "
-          "rules.penalty=0)")
 
 
 def _validate_entry(r: Rules) -> None:

@@ -3,13 +3,15 @@ arithmetic (docs/model.md §8).
 
 A start-of-turn *key* holds every player's banked score and farkle count in
 turn order from the player to move: (s_0, .., s_{N-1}, f_0, .., f_{N-1}),
-scores as indices from the floor in score units (B of them) and counts
-0 .. F - 1, numbered row-major over the shape (B,) * N + (F,) * N. A key's
-value is a vector of N win probabilities in the same order: component 0 is
-the player to move.
+scores as indices from the floor in score units (B of them; under an entry
+minimum and a penalty the scores of players off the board first, as for
+two players: `ScoreUnits.num_off`) and counts 0 .. F - 1, numbered
+row-major over the shape (B,) * N + (F,) * N. A key's value is a vector of
+N win probabilities in the same order: component 0 is the player to move.
 
 When a turn ends, the next player moves: the key rotates by one seat. A bank
-of t units gives (s_1, .., s_{N-1}, s_0 + t, f_1, .., f_{N-1}, 0); a farkle
+of t units gives (s_1, .., s_{N-1}, on_board(s_0) + t, f_1, .., f_{N-1}, 0);
+a farkle
 gives (s_1, .., s_{N-1}, s_0', f_1, .., f_{N-1}, f_0') with the penalty rule of
 two players. Seen from the player who moved, the next key's vector is rotated
 back by one (`from_next`).
@@ -47,8 +49,10 @@ class SeatsLayout(ScoreUnits):
 
   @property
   def num_scores(self) -> int:
-    """B: banked-score indices, from the floor to goal - step."""
-    return self.goal - self.low
+    """B: banked-score indices: those of players off the board
+    (`num_off`: an entry minimum under a penalty), then the scores from
+    the floor to goal - step."""
+    return self.num_off + self.goal - self.low
 
 
   @property
@@ -62,20 +66,7 @@ class SeatsLayout(ScoreUnits):
     """Flat-key distance between neighbouring scores of the last seat."""
     return self.num_farkle ** self.players
 
-  # Scores and keys.
-  def index_of(self, score: int, field: str = "score") -> int:
-    """Banked-score index of `score` points; ValueError if out of range."""
-    if score % self.unit or not self.rules.low <= score < self.rules.goal:
-      raise ValueError(
-          f"{field}={score} is not a banked score of these rules: allowed are "
-          f"multiples of {self.unit} from {self.rules.low} to "
-          f"{self.rules.goal - self.unit}")
-    return score // self.unit - self.low
-
-  def points(self, index):
-    """Banked score in points of a banked-score index."""
-    return (index + self.low) * self.unit
-
+  # Keys.
   def key_index(self, fields: Fields):
     """Flat key of `fields` (arrays or ints)."""
     return np.ravel_multi_index(tuple(fields), self.key_shape)
@@ -97,16 +88,21 @@ class SeatsLayout(ScoreUnits):
     s, f = self.scores_of(fields), self.counts_of(fields)
     s0, f0 = s[0], f[0]
     if self.penalty > 0:
-      last = f0 == self.num_farkle - 1
-      s0 = np.where(last, np.maximum(0, s0 - self.penalty), s0)
+      s0 = np.where(f0 == self.num_farkle - 1, self.penalized(s0), s0)
     return s[1:] + (s0,) + f[1:] + ((f0 + 1) % self.num_farkle,)
 
   def bank_base(self, fields: Fields) -> np.ndarray:
     """Flat key of banking 0 units; banking t reads `bank_base + t *
-    score_stride` while s_0 + t < B (a bank at or past the goal wins)."""
+    score_stride` while on_board(s_0) + t < B (`after_bank`)."""
+    return self.key_index(self.after_bank(fields, 0))
+
+  def after_bank(self, fields: Fields, t) -> Fields:
+    """The next player's key after banking t units; its last score lies
+    at or past B where the bank reached the goal. A bank puts the banker
+    on the board and starts their farkle count again."""
     s, f = self.scores_of(fields), self.counts_of(fields)
-    zero = np.zeros_like(np.asarray(f[0]))
-    return self.key_index(s[1:] + (s[0],) + f[1:] + (zero,))
+    zero = 0 * np.asarray(f[0])
+    return s[1:] + (self.on_board(s[0]) + t,) + f[1:] + (zero,)
 
   def final_row(self, others, reach):
     """Row of the final-round table (`solver.last_turns`, [P * B^(N-1),

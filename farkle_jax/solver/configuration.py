@@ -123,10 +123,6 @@ def _check_seat_engine(r: rules_lib.Rules, method: str) -> None:
   if r.hands:
     _fail("solver.method", method, "'auto', 'ordered' or 'value_iteration' "
           "with rules.hands (the seat engine gives every player one hand)")
-  if r.entry_minimum and r.has_penalty:
-    _fail("solver.method", method, "'auto', 'ordered' or 'value_iteration' "
-          "with an entry minimum under a farkle penalty (the seat engine "
-          "reads a score of 0 as 'not on the board', docs/model.md §8)")
 
 
 def _check_hand(r: rules_lib.Rules, method: str) -> None:

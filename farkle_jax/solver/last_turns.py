@@ -100,6 +100,13 @@ def threshold(seats: SeatsLayout, bar, s):
   return thr - seats.goal - 1
 
 
+def running_row(seats: SeatsLayout, s):
+  """Row of a chaser's last turn (rows by running total, from the lowest
+  score) where a chaser of banked-score index s starts; a total x units
+  sits at row x - the lowest score, on the board or not."""
+  return seats.score_units(s) - seats.low
+
+
 def chaser_tables(seats: SeatsLayout, roll: RollArrays
                   ) -> list[np.ndarray]:
   """[phi_N, phi_{N-1}, .., phi_1]: entry m [P, H, B^m, m + 1] is
@@ -148,14 +155,15 @@ def _chaser_table(seats: SeatsLayout, roll: RollArrays, after: np.ndarray
     parts.append(np.asarray(_passes(on_device, *(
         jnp.asarray(a[sl], jnp.int32) for a in (tau, later, tie)),
         roll, seats)))
-  u = np.concatenate(parts, axis=-1).transpose(0, 2, 1)     # [B, k, C]
+  u = np.concatenate(parts, axis=-1).transpose(0, 2, 1)     # [B0, k, C]
   s, bars = np.arange(B), np.arange(P)
   thr = threshold(seats, bars[:, None], s[None])                  # [P, B]
   at_bar = thr == bars[:, None] - 1      # the lowest bank is a tie
   h = np.arange(Ho)[None, :, None]
   col = np.where(at_bar[:, None], ((h + 1) * P + bars[:, None, None]) * L,
                  np.maximum(thr, 0)[:, None] * L)                # [P, Ho, B]
-  u = u[s[None, None, :, None], col[..., None] + np.arange(L)]   # [P,Ho,B,L,C]
+  start = running_row(seats, s)[None, None, :, None]
+  u = u[start, col[..., None] + np.arange(L)]                   # [P,Ho,B,L,C]
   fail = after[:, :Ho, None]                                # [P, Ho, 1, L, c]
   q = u[..., c:c + 1]
   kept = q * fail[..., :1] + (u[..., c + 1:] if ties else 0)
@@ -178,10 +186,11 @@ def _grid(tau, tie, L: int) -> tuple[np.ndarray, ...]:
 def _passes(after: jax.Array, tau: jax.Array, later: jax.Array,
             tie: jax.Array, roll: RollArrays, seats: SeatsLayout,
             full: bool = False) -> jax.Array:
-  """[B, C, k] chaser j's values from every start score (row s, the whole
-  hand) for k (threshold, later scores, tie) triples; channels (j's
-  chance, the later chasers' chances where j banks, the chance that j
-  fails, and with shared ties what each holder keeps through j's tie).
+  """[B0, C, k] chaser j's values from every start total (row x - the
+  lowest score, B0 = goal - lowest score; the whole hand) for k
+  (threshold, later scores, tie) triples; channels (j's chance, the
+  later chasers' chances where j banks, the chance that j fails, and with
+  shared ties what each holder keeps through j's tie).
   `tie` h > 0: the lowest bankable total, goal + 1 + tau, ties a bar held
   by h players (j then joins them: `after` at h + 1 holders); 0: no tie.
   With `full`, every row: [T + 1, S, C, k]."""
@@ -193,7 +202,7 @@ def _passes(after: jax.Array, tau: jax.Array, later: jax.Array,
   win = jnp.zeros((C,), after.dtype).at[0].set(1.0)
 
   def bank(t):
-    x = seats.score_units(t)                       # the running total
+    x = t + seats.low                              # the running total
     bar = jnp.clip(x - seats.goal, 0, P - 1)
     ahead = after[bar, 0, later].T                 # [c, k] j holds alone
     kept = [jnp.zeros_like(ahead[:1])]             # the fail channel
@@ -213,4 +222,5 @@ def _passes(after: jax.Array, tau: jax.Array, later: jax.Array,
                                bank=bank, win=win)
   if full:
     return rows
-  return rows[:seats.num_scores, roll.dice_states - 1]   # the whole hand
+  # The whole hand from every start on the board (`running_row`).
+  return rows[:seats.goal - seats.low, roll.dice_states - 1]

@@ -157,7 +157,8 @@ def _stage(exits: SeatExits, tables: SeatTables, r: jax.Array,
         tables.keys, tables.farkle, tables.bank_base, tables.s0))
     t = jnp.arange(T1)[:, None]
     sink = delta.shape[0] - 1
-    pos = jnp.where(s0[None] + t >= seats.num_scores, sink,
+    reach = seats.on_board(s0, jnp)[None] + t
+    pos = jnp.where(reach >= seats.num_scores, sink,
                     base[None] + t * seats.score_stride)        # [T + 1, M]
     bank = exits.bank[s].astype(delta.dtype)
     ahead = jnp.einsum("tm,tmn->nm", bank, delta[pos],

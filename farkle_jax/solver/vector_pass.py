@@ -92,7 +92,7 @@ def bank_values(w0: jax.Array, batch: Batch, t: jax.Array,
                 seats: SeatsLayout) -> jax.Array:
   """[C, k] what banking t units is worth to the mover of each key."""
   B = seats.num_scores
-  reach = batch.s0 + t
+  reach = seats.on_board(batch.s0, jnp) + t   # a bank puts one on the board
   goal = reach >= B
   sink = w0.shape[0] - 1
   pos = jnp.where(goal, sink, batch.bank_base + t * seats.score_stride)

@@ -70,7 +70,8 @@ class LastTurns:
 
   def _row(self, key: tuple, t: int) -> int:
     """Row of the running total after a turn total of t points."""
-    return int(key[0]) + t // self.seats.unit
+    start = last_turns.running_row(self.seats, key[0])
+    return int(start) + t // self.seats.unit
 
   def wins_now(self, key: tuple, t: int) -> bool:
     """Whether the total reaches the cap past the goal: a win outright."""
@@ -80,7 +81,7 @@ class LastTurns:
     """Whether a turn total of t points may be banked: past the bar and
     at least the chaser's bank floor."""
     tau = int(last_turns.threshold(self.seats, self._units(bar), key[0]))
-    x = self.seats.score_units(self._row(key, t))
+    x = self._row(key, t) + self.seats.low
     return x >= self.seats.goal + 1 + tau
 
   def choices(self, key: tuple, bar: int, later: int, t: int, n: int,
@@ -109,7 +110,7 @@ class LastTurns:
     roll = float(sets.prob[:, 0] @ reached.max(axis=1))   # a farkle: 0
     bank = None
     if self.may_bank(key, bar, t):
-      x = min(self.seats.score_units(row) - self.seats.goal,
+      x = min(row + self.seats.low - self.seats.goal,
               self.seats.past_goal - 1)
       rest = int(self.seats.scores_index(tuple(key[1:1 + later])))
       bank = float(self._tables()[later][x, 0, rest, 0])   # one holder

@@ -180,11 +180,11 @@ class SeatGame:
     s0 = turn.key[0]
     if t < seats.bank_floor(s0):
       return None
-    if s0 + t >= seats.num_scores:
+    nxt = seats.after_bank(turn.key, t)
+    reach = int(nxt[seats.players - 1])
+    if reach >= seats.num_scores:
       return np.append(seat_turns.bank_at_goal(self._final, seats,
-                                               turn.key, s0 + t), 0.0)
-    nxt = turn.key[1:seats.players] + (s0 + t,) + turn.key[
-        seats.players + 1:] + (0,)
+                                               turn.key, reach), 0.0)
     return np.concatenate([seats.from_next(self.w0[nxt]), [0.0]])
 
   def busts(self, turn: "Turn") -> np.ndarray:
@@ -377,9 +377,8 @@ class SeatGame:
 
   def after_bank(self, key, t: int) -> tuple[int, ...]:
     """The next player's key after banking t points short of the goal."""
-    n = self.players
-    return tuple(int(x) for x in key[1:n] + (key[0] + t // self.seats.unit,)
-                 + key[n + 1:] + (0,))
+    return tuple(int(x) for x in self.seats.after_bank(
+        tuple(key), t // self.seats.unit))
 
   def after_farkle(self, key) -> tuple[int, ...]:
     """The next player's key after a farkle."""
