@@ -31,8 +31,8 @@ compile s: the run's time outside its sweeps; wall s: its sweeps, their
 Newton steps included; its counts from the sizes, `solver.seat_counts`:
 loop steps and the plan's bytes of one turn pass per stage, not the
 Newton step's exits and corrections, no XLA bytes;
-with --target, one step of its sweep compiled for the GPU, its compile time
-and kernels; not first, except with --counts_only, which counts
+with --target, its sweep (one compiled loop) compiled for the GPU, its
+compile time and kernels; not first, except with --counts_only, which counts
 any number of players); `seats-plain` and `seats-newton` the same
 without and with its Newton step (`seats` takes the config's setting,
 by default the step under a penalty):
@@ -147,7 +147,7 @@ def counts_of(c: sweep_counts.SweepCounts, sweeps: int) -> dict:
 def seat_counted(config, sweeps: int) -> dict:
   """The stage engine's sweep counted from the sizes (`solver.seat_counts`,
   on this process's devices; XLA's bytes not counted), the projection of
-  `sweeps`; with `--target`, one step of it compiled for that GPU."""
+  `sweeps`; with `--target`, its sweep compiled for that GPU."""
   seats, settings = stage_engine.check(config)
   group = stage_engine.group_size(settings, seats)
   return {**counts_of(seat_counts.sweep(seats, group, jax.device_count())
@@ -163,7 +163,7 @@ def count_seats(config, label: str, sweeps: int) -> dict:
 
 
 def seat_target_figures(seats, settings, target: str | None) -> dict:
-  """`--target` for the stage engine: one step of its sweep compiled for
+  """`--target` for the stage engine: its sweep compiled for
   that GPU without one (`stage_engine.compile_for_target`): compile time
   and kernels; no bytes (XLA's are not counted for it)."""
   if not target:

@@ -242,13 +242,15 @@ def _close_command_lines():
 
 def crash_in_sweeps(monkeypatch, owner, name: str, save_from: int,
                     crash_at: int):
-  """Replaces the stage engine's compiled step `owner.name` by one that,
-  from its call `save_from` on, has the engine save its position after
-  every step (`stage_engine.SAVE_SECONDS` 0) and raises KeyboardInterrupt
-  at call `crash_at`, as a crash within a sweep would. Returns a function
-  that puts the step back."""
+  """Replaces the stage engine's compiled run of steps `owner.name` by one
+  that, from its call `save_from` on, has the engine save its position
+  after every step (`stage_engine.SAVE_SECONDS` 0) and raises
+  KeyboardInterrupt at call `crash_at`, as a crash within a sweep would;
+  every call runs one step (`stage_engine.CALL_SECONDS` 0). Returns a
+  function that puts the step back."""
   from farkle_jax.solver import stage_engine
   step, calls = getattr(owner, name), []
+  monkeypatch.setattr(stage_engine, "CALL_SECONDS", 0)
 
   def failing(*args, **kwargs):
     calls.append(1)

@@ -12,7 +12,7 @@ from conftest import crash_in_sweeps
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import configuration, driver, multiplayer
-from farkle_jax.solver import penalty_blocks, stage_engine
+from farkle_jax.solver import penalty_blocks, seat_sweep, stage_engine
 
 
 def _dense(c, a, partner, n):
@@ -197,8 +197,8 @@ def test_a_crash_within_a_block_sweep_loses_nothing(tmp_path, monkeypatch):
   seats = SeatsLayout(configuration.check(config)[0])
   blocks = len(seats.stage_sizes()) // seats.stages_per_block
   # Sweep 2 saves after every block and stops before its last one.
-  restore_step = crash_in_sweeps(monkeypatch, penalty_blocks,
-                                 "compiled_block_step", save_from=blocks + 1,
+  restore_step = crash_in_sweeps(monkeypatch, seat_sweep,
+                                 "compiled_steps", save_from=blocks + 1,
                                  crash_at=2 * blocks - 1)
   workdir = str(tmp_path / "crash")
   with pytest.raises(KeyboardInterrupt):

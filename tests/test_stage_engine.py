@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from conftest import COMMANDS, ROOT, crash_in_sweeps
-from farkle_jax.solver import configuration, driver, multiplayer, results
-from farkle_jax.solver import stage_engine
+from farkle_jax.solver import configuration, driver, results
+from farkle_jax.solver import seat_sweep, stage_engine
 from farkle_jax.solver.driver import NotConverged
 from farkle_jax.solver.memory import MemoryRefused
 
@@ -57,8 +57,8 @@ def test_a_crash_within_a_sweep_loses_nothing(tmp_path, monkeypatch,
   # checkpoint.keep: old ones go): the one it resumes from is that of the
   # stage before it, as with a save after every stage (a save costs 50 ms;
   # one after each stage of both sweeps took 6 s).
-  restore_step = crash_in_sweeps(monkeypatch, multiplayer,
-                                 "compiled_stage_step", save_from=crash - 3,
+  restore_step = crash_in_sweeps(monkeypatch, seat_sweep,
+                                 "compiled_steps", save_from=crash - 3,
                                  crash_at=crash)
   workdir = str(tmp_path / "crash")
   with pytest.raises(KeyboardInterrupt):

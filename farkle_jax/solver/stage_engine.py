@@ -28,13 +28,15 @@ from farkle_jax.game.rules import Rules
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import bellman, checkpointing, configuration
 from farkle_jax.solver import integrity, last_turns, memory, multiplayer
-from farkle_jax.solver import penalty_blocks, placement, results
-from farkle_jax.solver import seat_newton
+from farkle_jax.solver import placement, results
+from farkle_jax.solver import seat_newton, seat_sweep
 from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.engine import Chunk, Progress, clock, fingerprint
 
 SAVE_SECONDS = 300   # a checkpoint within a sweep at least this often
 LOG_SECONDS = 30     # a progress line at least this often
+CALL_SECONDS = 30    # at most about this long in one compiled run of steps
+                     # (`seat_sweep`): a quicker sweep is one call
 CPU_GROUP = 256      # keys per sub-batch on a CPU: a turn of 3 players
                      # to 1,000 in L2 (256 keys: 2.86e6 states/s, 512: 2.11e6)
 CPU_SMALLEST = 32    # ... and at least: smaller, the loop's steps cost more
@@ -81,9 +83,9 @@ def group_size(settings: Settings, seats: SeatsLayout,
 
 
 def compile_for_target(seats: SeatsLayout, settings: Settings) -> Any:
-  """One step of the sweep compiled for the GPU aimed at
-  (`compile_target.aiming`): a stage without a penalty, a block under one,
-  the Newton step's exits left out, with a GPU's sub-batches. Not
+  """The sweep compiled for the GPU aimed at (`compile_target.aiming`):
+  its run of steps (`seat_sweep`, stages without a penalty, blocks under
+  one), the Newton step's exits left out, with a GPU's sub-batches. Not
   runnable here; its compile time and kernels are the GPU's."""
   target = placement.aimed()
   tables, plan = multiplayer.build(seats, group_size(settings, seats, "gpu"),
@@ -101,13 +103,8 @@ def compile_for_target(seats: SeatsLayout, settings: Settings) -> Any:
                             sharding=copies)
   index = jax.ShapeDtypeStruct((), jnp.int32, sharding=copies)
   first = jax.ShapeDtypeStruct((), jnp.bool_, sharding=copies)
-  if plan.cycles:
-    step = multiplayer.compiled_stage_step.lower(w0, tables, index, first,
-                                                 roll, plan)
-  else:
-    step = penalty_blocks.compiled_block_step.lower(w0, tables, index, first,
-                                                    roll, plan, None)
-  return step.compile()
+  return seat_sweep.compiled_steps.lower(w0, tables, index, index, first,
+                                         roll, plan).compile()
 
 
 def check(config: ml_collections.ConfigDict) -> tuple[SeatsLayout, Settings]:
@@ -275,6 +272,7 @@ class StageEngine:
                   if self.plan.newton else None)
     self.roll = bellman.roll_arrays(roll_tables.build(self.rules))
     self.done = np.concatenate([[0], np.cumsum(self.tables.work)])
+    self.rate = None   # seconds per sweep's worth of states, once measured
     return self.need
 
   def fingerprint(self) -> dict[str, Any]:
@@ -323,13 +321,14 @@ class StageEngine:
     # checkpoint within one, from before, resumes at its block's start.
     per = 1 if self.plan.cycles else self.seats.stages_per_block
     whole = x.stage < per   # the exits of every block come from this call
-    for s in range(x.stage - x.stage % per, S, per):
-      x = self._step(x, s, p.iteration == 0)
-      now = time.time()
+    s = x.stage - x.stage % per
+    while s < S:
+      x = self._run(x, s, self._run_end(s, per), p.iteration == 0)
+      s, now = x.stage, time.time()
       if now - logged > LOG_SECONDS:
         self._log(p, x, now - t0)
         logged = now
-      if now - saved > SAVE_SECONDS and s + per < S:
+      if now - saved > SAVE_SECONDS and s < S:
         self._save(ckpt, p, x._replace(seconds=x.seconds + now - t0))
         saved = now
     logging.info("sweep %d: its stages in %.2f s%s", p.iteration + 1,
@@ -355,24 +354,38 @@ class StageEngine:
                  int(passes), float(size), time.time() - t0)
     return w0
 
-  def _step(self, x: SeatSweep, s: int, first: bool) -> SeatSweep:
-    """x after stage s, or under a penalty after the block starting at
-    stage s."""
-    if self.plan.cycles:
-      w0, ch, steps, n_open, gap = multiplayer.compiled_stage_step(
-          x.w0, self.tables, jnp.int32(s), first, self.roll, self.plan)
-      work = int(steps) * float(self.tables.work[s])
-      return SeatSweep(w0, s + 1, max(x.change, float(ch)),
-                       x.passes + int(steps), x.work + work, x.seconds,
-                       x.unsettled + int(n_open), max(x.apart, float(gap)))
-    per = self.seats.stages_per_block
-    w0, ch, *exits = penalty_blocks.compiled_block_step(
-        x.w0, self.tables, jnp.int32(s // per), first, self.roll, self.plan,
-        self.exits)
-    self.exits = exits[0] if exits else None
-    work = float(self.tables.work[s:s + per].sum())
-    return x._replace(w0=w0, stage=s + per, change=max(x.change, float(ch)),
-                      passes=x.passes + per, work=x.work + work)
+  def _run_end(self, s: int, per: int) -> int:
+    """Where a run of steps from stage s ends: the whole rest of the sweep
+    where its states pass within `CALL_SECONDS` at the rate measured so
+    far, else as many steps as do (one before any is measured, or with
+    `CALL_SECONDS` 0)."""
+    S = len(self.tables.work)
+    if self.rate is None or CALL_SECONDS <= 0:
+      return min(S, s + per)
+    left = self.done[S] - self.done[s]
+    if left * self.rate <= CALL_SECONDS:
+      return S
+    fits = np.searchsorted(self.done, self.done[s] + CALL_SECONDS / self.rate,
+                           side="right") - 1
+    return min(S, max(s + per, fits - fits % per))
+
+  def _run(self, x: SeatSweep, lo: int, hi: int, first: bool) -> SeatSweep:
+    """x after stages lo .. hi - 1 (whole blocks under a penalty), in one
+    call (`seat_sweep.compiled_steps`)."""
+    per = 1 if self.plan.cycles else self.seats.stages_per_block
+    t0 = time.time()
+    r = seat_sweep.compiled_steps(
+        x.w0, self.tables, jnp.int32(lo // per), jnp.int32(hi // per), first,
+        self.roll, self.plan, self.exits)
+    self.exits, change = r.exits, float(r.change)   # waits for the run
+    share = self.done[hi] - self.done[lo]
+    if share > 0:
+      self.rate = (time.time() - t0) / share
+    return x._replace(w0=r.w0, stage=hi, change=max(x.change, change),
+                      passes=x.passes + int(r.passes),
+                      work=x.work + float(r.work),
+                      unsettled=x.unsettled + int(r.unsettled),
+                      apart=max(x.apart, float(r.apart)))
 
   def _log(self, p: Progress, x: SeatSweep, seconds: float) -> None:
     start = self.done[p.state.stage]
