@@ -979,6 +979,73 @@ def solve_hands(rules: str, goal: int, hands: tuple, tol: float = 1e-15,
   return w0
 
 
+def solve_players_hands(players: int, goal: int, hands: tuple,
+                        rules: str = "kcd", tol: float = 1e-15,
+                        max_iter: int = 500,
+                        start: np.ndarray | None = None) -> np.ndarray:
+  """`players` players of rules without a penalty ("minimal" or "kcd",
+  bank minimum 50), each with a hand of `hands` (dice that differ, as
+  `solve_hands` takes them), each maximizing their own win probability.
+
+  Returns W0[s_0, .., s_{N-1}, h_0, .., h_{N-1}, i]: scores (points / 50)
+  and hands in turn order from the player to move, seat i's probability.
+  Every assignment of hands to seats is solved; a farkle or a bank passes
+  the turn with the hands. Ties as `solve_players`: banking first, then
+  the first option of a score set (in order of the dice left). `start`
+  (W0's shape): where the iteration starts instead of 1/N everywhere.
+  """
+  step, N, H = 50, players, len(hands)
+  nb = goal // step
+  shape = (nb,) * N + (H,) * (N - 1)          # a key, less the mover's hand
+  idx = np.meshgrid(*(np.arange(m) for m in shape), indexing="ij")
+  s, h = idx[:N], idx[N:]
+  t_max = nb - 1 - s[0]
+  plans = [_hand_plans(rules, hand, step) for hand in hands]
+  win = np.zeros(shape + (N,))
+  win[..., 0] = 1.0
+  w0 = (np.full((nb,) * N + (H,) * N + (N,), 1.0 / N) if start is None
+        else start.copy())
+
+  def passed(w0, total, f):
+    """The mover's vector when the turn passes with the mover (hand f)
+    at `total`: the next mover's, seats rotated back by one."""
+    nxt = w0[tuple(s[1:]) + (np.minimum(total, nb - 1),) + tuple(h)
+             + (np.full_like(total, f),)]
+    return np.roll(nxt, 1, axis=-1)
+
+  for _ in range(max_iter):
+    new = np.empty_like(w0)
+    for f, (plan, full) in enumerate(plans):
+      farkle_vec = passed(w0, s[0], f)
+      V = np.broadcast_to(win, (nb + 1, len(plan)) + win.shape).copy()
+      for t in range(nb - 1, -1, -1):
+        bank = np.where((s[0] + t >= nb)[..., None], win,
+                        passed(w0, s[0] + t, f))
+        for i, (farkle, flat, starts, probs) in enumerate(plan):
+          w = farkle * farkle_vec
+          if len(flat):   # some rolls score: each set's first best option
+            reached = V[np.minimum(t + flat[:, 0], nb), flat[:, 1]]
+            first = reached[..., 0]
+            top = np.maximum.reduceat(first, starts, axis=0)
+            owner = np.repeat(np.arange(len(starts)),
+                              np.diff(np.append(starts, len(flat))))
+            at = np.where(first == top[owner],
+                          np.arange(len(flat)).reshape(
+                              (-1,) + (1,) * (first.ndim - 1)), len(flat))
+            pick = np.minimum.reduceat(at, starts, axis=0)
+            best = np.take_along_axis(reached, pick[..., None], axis=0)
+            w = w + np.tensordot(probs, best, 1)
+          if t * step >= BANK_MIN[rules]:
+            w = np.where((bank[..., 0] >= w[..., 0])[..., None], bank, w)
+          V[t, i] = np.where((t > t_max)[..., None], win, w)
+      new[(slice(None),) * N + (f,)] = V[0, full]
+    change = np.abs(new - w0).max()
+    w0 = new
+    if change < tol:
+      break
+  return w0
+
+
 def _hand_plans(rules: str, hand: tuple, step: int, wild: tuple = ()):
   """Per set of dice positions left: (P(farkle), options as (rows gained,
   plan index) [O, 2], each option set's first option [R], its

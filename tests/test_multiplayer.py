@@ -4,6 +4,7 @@ the two-player solver for two players (with and without a penalty), and
 distributions over the winner everywhere."""
 
 import importlib
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -120,6 +121,7 @@ FINAL = dict(final_round=True, final_round_cap=300)
     ("zilch", dict(FINAL, final_round_ties="shared")),
     ("minimal", dict(entry_minimum=300)),
     ("facebook", dict(entry_minimum=500)),   # off-board scores of their own
+    ("kcd", dict(hands=((), (0.4, 0.2, 0, 0, 0.2, 0.2)))),   # own hands
     *(pytest.param(name, rules, marks=pytest.mark.thorough)
       for name in SHEETS for rules in (FINAL, dict(
           FINAL, final_round_ties="shared")))])
@@ -136,6 +138,33 @@ def test_two_players_on_the_seat_engine_match_the_two_player_solver(
     got[method] = np.load(tmp_path / method / "start_values.npy")
   np.testing.assert_allclose(got["seats"][..., 0], got["ordered"], rtol=0,
                              atol=1e-12)
+
+
+@pytest.mark.parametrize("scratch", [False, pytest.param(
+    True, marks=pytest.mark.thorough)])
+def test_each_players_own_hand_agrees_with_the_plain_reference(tmp_path,
+                                                               scratch):
+  """Three players of the KCD rules to 150, each with a hand of their own
+  (two of dice that differ, one fair): every assignment of the hands to
+  the seats against the reference's iteration over dice positions, started
+  from the engine's values (one sweep, the default tier) or from 1/3 (to
+  1e-15, 32 s, the thorough tier); two players with hands on the seat
+  engine equal the two-player solver (`test_two_players_on_the_seat_...`)."""
+  from test_dice import FAIR, HAND, HAND2, HAND2_DICE, HAND_DICE
+  config = _config("minimal", 150, 3)
+  config.rules = importlib.import_module(
+      "farkle_jax.configs.kcd").get_config().rules
+  config.rules.update(goal=150, players=3, hands=(HAND_DICE, HAND2_DICE, ()))
+  summary = driver.run(config, str(tmp_path))
+  w = np.load(tmp_path / "start_values.npy")
+  assert summary["converged"] and w.shape == (3,) * 6 + (3,)
+  ref = reference.solve_players_hands(
+      3, 150, (HAND, HAND2, (FAIR,) * 6), max_iter=500 if scratch else 1,
+      start=None if scratch else w)
+  np.testing.assert_allclose(w, ref, rtol=0, atol=1e-12)
+  # The hands matter: the seat of the fair hand fares differently.
+  assert np.abs(w[0, 0, 0, 0, 1, 2] - w[0, 0, 0, 2, 0, 1][[1, 2, 0]]
+                ).max() > 1e-3
 
 
 # Two players in the thorough tier: three show the same rule.
@@ -255,11 +284,12 @@ def test_dice_that_differ_of_two_give_the_two_player_values(tmp_path, dice):
   np.testing.assert_allclose(w[..., 0], w2, rtol=0, atol=1e-12)
 
 
-def test_hands_of_their_own_are_refused_by_the_seat_engine():
-  config = _config("minimal", 1000, 2, hands=((), (0.26, 0.12, 0.12, 0.12,
-                                                   0.26, 0.12)))
-  with pytest.raises(configuration.ConfigError,
-                     match="'value_iteration' with rules.hands"):
+@pytest.mark.parametrize("preset, hands, says", [
+    ("minimal", ((), ()), "one hand per player (3)"),
+    ("facebook", ((), (), ()), "() with rules.penalty=500")])
+def test_hands_that_cannot_be_are_refused_for_three(preset, hands, says):
+  config = _config(preset, 1000, 3, hands=hands)
+  with pytest.raises(configuration.ConfigError, match=re.escape(says)):
     configuration.check(config)
 
 

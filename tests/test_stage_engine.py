@@ -116,9 +116,8 @@ def test_a_cpu_sub_batch_spans_about_one_banked_score(preset, goal, players,
 @pytest.mark.parametrize("flag, says", [
     ("--config.rules.players=7", "config.rules.players = 7 is not allowed"),
     ("--config.solver.method=wavefront", "'auto', 'ordered' or 'seats' with"),
-    ("--config.rules.players=2 --config.solver.method=seats "
-     "--config.rules.hands=((),(0.26,0.12,0.12,0.12,0.26,0.12))",
-     "with rules.hands (the seat engine"),
+    ("--config.rules.hands=((),(0.26,0.12,0.12,0.12,0.26,0.12))",
+     "one hand per player (3)"),
 ])
 def test_bad_input_is_refused_in_one_line(tmp_path, flag, says):
   out = _main(*TINY, *flag.split(), "--workdir", str(tmp_path))

@@ -93,9 +93,9 @@ class Rules:
       summing to 1) for six dice alike; or up to six such six-tuples, one
       per die, the rest fair (`game.dice`, docs/model.md §1).
     hands: each player's own hand, one `dice` value per player (`()`: the
-      players share `dice`); two players, no farkle penalty, no final
-      round (the farkle-count fields of the state say whose hand is whose,
-      docs/model.md §1).
+      players share `dice`); no farkle penalty, no final round (the
+      farkle-count fields of the state say whose hand is whose,
+      docs/model.md §1, §8).
   """
 
   name: str = "custom"
@@ -285,10 +285,10 @@ def _validate_dice(r: Rules) -> None:
   if h == ():
     _validate_wild(r)
     return
-  if not isinstance(h, tuple) or len(h) != r.players or r.players != 2:
-    _fail("hands", h, "() or one hand per player of a two-player game, "
-          "each as rules.dice takes it, e.g. ((), (0.26, 0.12, 0.12, 0.12, "
-          "0.26, 0.12))")
+  if not isinstance(h, tuple) or len(h) != r.players:
+    _fail("hands", h, f"() or one hand per player ({r.players}), each as "
+          "rules.dice takes it, e.g. ((), (0.26, 0.12, 0.12, 0.12, 0.26, "
+          "0.12)) for two")
   for i, spec in enumerate(h, start=1):
     said = dice_lib.problem(spec)
     if said:

@@ -87,6 +87,8 @@ class SeatsLayout(ScoreUnits):
     """The next player's key after a farkle."""
     s, f = self.scores_of(fields), self.counts_of(fields)
     s0, f0 = s[0], f[0]
+    if self.rules.hands:   # the farkle fields hold the hands: they rotate
+      return s[1:] + (s0,) + f[1:] + (f0,)
     if self.penalty > 0:
       s0 = np.where(f0 == self.num_farkle - 1, self.penalized(s0), s0)
     return s[1:] + (s0,) + f[1:] + ((f0 + 1) % self.num_farkle,)
@@ -99,10 +101,11 @@ class SeatsLayout(ScoreUnits):
   def after_bank(self, fields: Fields, t) -> Fields:
     """The next player's key after banking t units; its last score lies
     at or past B where the bank reached the goal. A bank puts the banker
-    on the board and starts their farkle count again."""
+    on the board and starts their farkle count again (under `hands` the
+    field holds the banker's hand, kept)."""
     s, f = self.scores_of(fields), self.counts_of(fields)
-    zero = 0 * np.asarray(f[0])
-    return s[1:] + (self.on_board(s[0]) + t,) + f[1:] + (zero,)
+    count = np.asarray(f[0]) * (1 if self.rules.hands else 0)
+    return s[1:] + (self.on_board(s[0]) + t,) + f[1:] + (count,)
 
   def final_row(self, others, reach):
     """Row of the final-round table (`solver.last_turns`, [P * B^(N-1),

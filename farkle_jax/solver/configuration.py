@@ -116,13 +116,6 @@ def _number(field, value, kind, low=None, high=None, open_low=False):
   return value
 
 
-def _check_seat_engine(r: rules_lib.Rules, method: str) -> None:
-  """What the seat engine cannot take, even for two players."""
-  if method != SEATS:
-    return
-  if r.hands:
-    _fail("solver.method", method, "'auto', 'ordered' or 'value_iteration' "
-          "with rules.hands (the seat engine gives every player one hand)")
 
 
 def _check_hand(r: rules_lib.Rules, method: str) -> None:
@@ -176,7 +169,6 @@ def check(config: ml_collections.ConfigDict
   if s.dtype not in DTYPES:
     _fail("solver.dtype", s.dtype, f"one of {DTYPES}")
   _number("solver.tol", s.tol, (int, float), 0, open_low=True)
-  _check_seat_engine(r, s.method)
   _check_hand(r, s.method)
   if s.dtype == "float32" and s.tol < 1e-6:
     _fail("solver.tol", s.tol, ">= 1e-6 with solver.dtype='float32' "

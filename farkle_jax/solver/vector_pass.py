@@ -48,6 +48,9 @@ class Batch(NamedTuple):
   final: jax.Array | None = None  # [P * B^(N-1), N] a bank at or past the
                         #   goal under the final round (`last_turns`);
                         #   None: reaching the goal wins
+  start: jax.Array | None = None  # [k] int32 the dice state (0-based) of
+                        #   each mover's whole hand (`rules.hands`); None:
+                        #   the last, S - 1
 
 
 def channels(players: int) -> int:
@@ -162,7 +165,12 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
     return jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0), chosen
 
   rows, chosen = jax.lax.fori_loop(0, batch.top + 1, body, (rows, chosen))
-  out = rows if full else rows[0, S - 1]
+  if full:
+    out = rows
+  elif batch.start is None:
+    out = rows[0, S - 1]
+  else:   # each key's own whole hand
+    out = rows[0, batch.start, :, jnp.arange(k)].T
   return (out, chosen) if picks else out
 
 

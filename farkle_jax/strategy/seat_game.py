@@ -97,6 +97,12 @@ class SeatGame:
       results.log_unconverged(workdir, summary)
     seats = SeatsLayout(rules_lib.from_mapping(
         {"preset": "facebook", **summary["rules"]}))
+    if seats.rules.hands:
+      raise results.ResultsError(
+          f"--workdir={workdir}: a run of the seat engine with rules.hands "
+          "holds its seat wins only (seats.txt; turns, advice and games "
+          "are not built for it yet, docs/model.md §8); two players: "
+          "solve with --config.solver.method=ordered")
     if w0.shape != seats.key_shape + (seats.players,):
       raise results.ResultsError(
           f"--workdir={workdir}: start_values.npy has shape {w0.shape}, "
