@@ -165,13 +165,16 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
     return jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0), chosen
 
   rows, chosen = jax.lax.fori_loop(0, batch.top + 1, body, (rows, chosen))
-  if full:
-    out = rows
-  elif batch.start is None:
-    out = rows[0, S - 1]
-  else:   # each key's own whole hand
-    out = rows[0, batch.start, :, jnp.arange(k)].T
+  out = rows if full else _whole_hand(rows[0], batch.start)
   return (out, chosen) if picks else out
+
+
+def _whole_hand(first: jax.Array, start: jax.Array | None) -> jax.Array:
+  """[C, k] the values at t = 0 (`first` [S, C, k]) with each key's whole
+  hand: dice state `start` [k] (each mover's own hand), or the last."""
+  if start is None:
+    return first[-1]
+  return first[start, :, jnp.arange(first.shape[-1])].T
 
 
 def _roll_values(flat: jax.Array, t: jax.Array, roll: RollArrays,
