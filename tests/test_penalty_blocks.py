@@ -163,26 +163,29 @@ def _with_flags(w, players, floor, counts=3):
   return out
 
 
-@pytest.mark.parametrize("cap", [None, pytest.param(
-    300, marks=pytest.mark.thorough)])
+@pytest.mark.parametrize("cap, counts", [(None, 2), pytest.param(
+    None, 3, marks=pytest.mark.thorough), pytest.param(
+        300, 3, marks=pytest.mark.thorough)])
 def test_an_entry_minimum_under_a_penalty_agrees_with_the_reference(
-    tmp_path, cap):
-  """Three players who must bank 350 to get on the board, with three
-  farkles costing 500 before or after (the reference carries an explicit
-  on-board flag per player): its value iteration, started from the seat
-  engine's values, leaves them where they are to 1e-12.
-  With the final round (cap 300) in the thorough tier."""
-  final = dict(final_round=True, final_round_cap=cap) if cap else {}
-  summary, w = _solve(tmp_path / "entry", 400, -150, entry_minimum=350,
-                      **final)
+    tmp_path, cap, counts):
+  """Three players who must bank 350 to get on the board, with `counts`
+  farkles in a row costing 500 before or after (the reference carries an
+  explicit on-board flag per player): its value iteration, started from
+  the seat engine's values, leaves them where they are to 1e-12. Three
+  farkles and the final round (cap 300) in the thorough tier."""
+  rules = dict(entry_minimum=350, penalty_count=counts)
+  if cap:
+    rules.update(final_round=True, final_round_cap=cap)
+  summary, w = _solve(tmp_path / "entry", 400, -150, **rules)
   assert summary["converged"] and w.shape[:3] == (13, 13, 13)
-  start = _with_flags(w, 3, -150)
+  start = _with_flags(w, 3, -150, counts)
   ref, _ = reference.solve_players_penalty(
-      3, 400, -150, max_iter=1, start=start, entry=350, cap=cap)
+      3, 400, -150, counts, max_iter=1, start=start, entry=350, cap=cap)
   reached = start[..., 0] != 1 / 3   # what play reaches reads nothing else
   np.testing.assert_allclose(ref[reached], start[reached], rtol=0,
                              atol=1e-12)
-  _, plain = _solve(tmp_path / "plain", 400, -150, **final)
+  del rules["entry_minimum"]
+  _, plain = _solve(tmp_path / "plain", 400, -150, **rules)
   assert np.abs(w[1, 1, 1] - plain[0, 0, 0]).max() > 1e-3   # it matters
 
 
