@@ -274,7 +274,7 @@ def test_the_issues_cases_from_the_command_line(runs, commands):
        "--hands=1,3"),
       (advise, ["--workdir", hands, "--scores", "0,0", "--counts", "0,1"],
        "give --hands"),
-      (table, ["--workdir", hands, "--hands", "1"], "two hand numbers"),
+      (table, ["--workdir", hands, "--hands", "1"], "2 hand numbers"),
       (table, ["--workdir", hands, "--e", "1"], "give --hands"),
       (table, ["--workdir", three, "--hands", "1,2"], "--hands: for a two"),
   ]

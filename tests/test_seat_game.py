@@ -260,3 +260,113 @@ def test_turns_played_by_the_advice_bust_as_often_as_shown(solved):
   # A choice that reaches the goal ends the turn banked: no risk.
   wins = game.advice(scores, 0, roll=(1, 5, 3, 3, 3, 2))["choices"][0]
   assert wins["t"] >= 400 and wins["bust"] == 0.0
+
+
+@pytest.fixture(scope="module")
+def hands_three(tmp_path_factory):
+  """Three players of the KCD rules to 300, each with a hand of their
+  own: six loaded dice alike, one lucky die among five fair, six fair."""
+  import importlib
+  from farkle_jax.solver import driver
+  config = importlib.import_module("farkle_jax.configs.kcd").get_config()
+  config.rules.update(goal=300, players=3, hands=(
+      (0.4, 0.2, 0, 0, 0.2, 0.2), ("lucky",), ()))
+  workdir = str(tmp_path_factory.mktemp("hands_three"))
+  driver.run(config, workdir)
+  return seat_game.SeatGame.load(workdir)
+
+
+ROTATIONS = ((0, 1, 2), (1, 2, 0), (2, 0, 1))
+
+
+@pytest.mark.parametrize("hands", ROTATIONS)
+def test_each_movers_turn_starts_from_their_own_hand(hands_three, hands):
+  """Rolling the whole hand at t = 0 is worth the solved start values,
+  for the mover of each hand: the turn reads its own hand's dice."""
+  game = hands_three
+  for scores in [(0, 0, 0), (100, 250, 50)]:
+    w = game.win_probabilities(scores, hands)
+    d = game.decision(scores, 0, 6, hands)
+    assert d["best"] == "roll" and d["bank"] is None
+    np.testing.assert_allclose(d["roll"], w, rtol=0, atol=1e-13)
+    table = game.table(scores, hands)
+    assert len(table["rows"][0]["cells"]) == len(
+        game.seats.hand_states(hands[0]))
+  assert game.win_probabilities((0, 0, 0)).tolist() == (
+      game.win_probabilities((0, 0, 0), ROTATIONS[0]).tolist())
+
+
+def test_a_roll_is_read_as_the_movers_dice(hands_three):
+  """The lucky die is A in the second hand; the first hand's dice are
+  alike (one kind, A) and never show 3."""
+  game = hands_three
+  choices = game.advise((0, 0, 0), 0, ("A1", "B5", "B3", "B3", "B2", "B4"),
+                        (1, 2, 0))
+  assert choices and all(a.win[0] >= b.win[0]
+                         for a, b in zip(choices, choices[1:]))
+  assert all(abs(sum(c.win) - 1) < 1e-12 for c in choices)
+  with pytest.raises(PositionError, match="die A never shows 3"):
+    game.advise((0, 0, 0), 0, (1, 5, 3, 3, 2, 6), (0, 1, 2))
+
+
+def test_three_hands_play_a_game_by_the_advice(hands_three):
+  """Each seat plays its own dice: following the advice gives nothing
+  away and the winner reaches the goal."""
+  from farkle_jax.strategy import match
+  game = hands_three
+  computer = match.Computer(game)
+  for seed in range(3):
+    s = match.start(game)
+    assert s.key[3:] == (0, 1, 2) and s.n == 6
+    dice = match.Dice(seed, game.rules)
+    for _ in range(2000):
+      if s.phase == "over":
+        break
+      if s.phase == "roll":
+        s = match.roll(game, s, dice.roll(s.n))
+      elif s.mover == match.PERSON:
+        s = (match.keep(game, s, match.options(game, s)[0].kept)
+             if s.phase == "keep" else match.decide(
+                 game, s, game.decision_at(s.key, s.t, s.n).best))
+      else:
+        s = computer.step(s, None)
+    total, _ = match.summary(s)
+    assert s.phase == "over" and total < 1e-12
+    assert match.scores(game, s)[s.winner] >= 300
+
+
+def test_a_web_game_of_three_hands_ends(hands_three):
+  """The web game's API over the same run: games end, and each mover
+  rolls their own dice (computer 1's lucky hand by letter)."""
+  from starlette.testclient import TestClient
+  from farkle_jax.apps import explorer
+  web = TestClient(explorer.create_app(hands_three),
+                   base_url="http://localhost")
+  lettered = False
+  for seed in range(3):
+    g = web.post("/api/games", json={"seed": seed,
+                                     "first": "computer"}).json()
+    for _ in range(400):
+      if g["phase"] == "over":
+        break
+      body = ({"action": "keep", "dice": g["options"][0]["dice"]}
+              if g["phase"] == "keep" else {"action": "roll"})
+      reply = web.post(f"/api/games/{g['id']}", json=body)
+      assert reply.status_code == 200, reply.text
+      g = reply.json()
+    assert g["phase"] == "over"
+    lettered |= any(line.startswith("computer 1 rolled") and "B" in line
+                    for line in g["log"])
+  assert lettered   # computer 1 holds the lucky hand: its fair dice are B
+
+
+def test_the_opening_of_three_hands_deals_player_i_hand_i(hands_three):
+  """The run's seat wins are those of the game's start: player 1 with
+  hand 1 to move, then players 2 and 3 with hands 2 and 3 (not everyone
+  with hand 1)."""
+  game = hands_three
+  np.testing.assert_allclose(game.summary["seat_win"],
+                             game.w0[0, 0, 0, 0, 1, 2], rtol=0, atol=1e-15)
+  # (Hand 1, six loaded dice, wins from the start 99.96% either way.)
+  assert np.abs(game.w0[0, 0, 0, 0, 1, 2] - game.w0[0, 0, 0, 0, 0, 0]
+                ).max() > 1e-5

@@ -331,8 +331,9 @@ def define_key_flags() -> tuple:
   them with `key_fields`)."""
   flags.DEFINE_string(
       "hands", None, "Under rules.hands (each player's own dice): the "
-      "mover's hand and the opponent's, numbered from 1 as the tables "
-      "number them, e.g. 2,1 (default 1,2: player 1 to move).")
+      "mover's hand, then each other player's in turn order, numbered "
+      "from 1 as the tables number them, e.g. 2,1 (default 1,2,..: player "
+      "1 to move).")
   return (
       flags.DEFINE_integer("b", 0, "Banked score of the player to move."),
       flags.DEFINE_integer("d", 0, "Banked score of the opponent."),
@@ -356,15 +357,19 @@ def key_fields(rules) -> tuple[int, int]:
   return _hands(rules)
 
 
-def _hands(rules) -> tuple[int, int]:
-  """--hands (default 1,2) as the key's fields: numbered from 0."""
-  text, count = flags.FLAGS.hands or "1,2", len(rules.hands)
+def _hands(rules) -> tuple[int, ...]:
+  """--hands (default 1,2,..: player i holds hand i) as the key's fields:
+  numbered from 0, one per player from the mover on."""
+  n, count = rules.players, len(rules.hands)
+  text = flags.FLAGS.hands or ",".join(map(str, range(1, n + 1)))
   parts = text.split(",")
-  if len(parts) != 2 or not all(p.strip().isdigit() and
+  if len(parts) != n or not all(p.strip().isdigit() and
                                 1 <= int(p) <= count for p in parts):
-    raise app.UsageError(f"--hands={text}: two hand numbers, the mover's "
-                         f"then the opponent's, each 1..{count}")
-  return int(parts[0]) - 1, int(parts[1]) - 1
+    whose = ("the mover's then the opponent's" if n == 2 else
+             f"one per player from the mover on")
+    raise app.UsageError(f"--hands={text}: {n} hand numbers, {whose}, "
+                         f"each 1..{count}")
+  return tuple(int(p) - 1 for p in parts)
 
 
 def define_scores_flags() -> None:
@@ -400,7 +405,8 @@ def seats_position(players: int, rules=None
   scores = positions.parse_scores(given.scores or ",".join(["0"] * players))
   if hands:
     refuse_given(("counts",), "count farkles in a row; under rules.hands "
-                 "give --hands MOVER,OPPONENT (e.g. 2,1)")
+                 "give --hands, one per player from the mover on (e.g. "
+                 "2,1)")
     return scores, list(_hands(rules))
   counts = (positions.parse_scores(given.counts, "counts")
             if given.counts else None)

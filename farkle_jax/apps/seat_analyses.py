@@ -49,8 +49,9 @@ def seats_report(game: seat_game.SeatGame, scores: str | None) -> dict:
   print(stage_engine.seat_table(game.summary))
   print(f"at scores {','.join(map(str, at))} (player to move first): "
         f"win probabilities {seat_game.format_vector(win)}")
+  mover = game.key(at)
   states = ("n = 6..1 dice" if game.rules.dice_alike else "dice " + ", ".join(
-      game.dice_label(n) for n in range(game.roll.dice_states, 0, -1)))
+      game.dice_label(n) for n in game.states(mover)[::-1]))
   print(f"bank from turn total, {states}: "
         + ", ".join("never" if b is None else str(b) for b in banks))
   return dict(scores=at, win=win.tolist(), bank_from=banks)
@@ -69,7 +70,7 @@ def seated_report(game: seat_game.SeatGame, config, workdir: str,
   elif guest == "max_score":
     play = seated.max_score_table(game.seats)
   exact = seated.evaluate(game.seats, game.w0, pair, guest)
-  opening = (game.seats.index_of(0),) * game.players + (0,) * game.players
+  opening = game.seats.opening()
   rows = []
   for seat in range(game.players):
     ex, opt = exact[seat][opening][seat], game.w0[opening][seat]

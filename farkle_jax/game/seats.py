@@ -67,6 +67,14 @@ class SeatsLayout(ScoreUnits):
     return self.num_farkle ** self.players
 
   # Keys.
+  def opening(self) -> Fields:
+    """The key of the game's start: every score 0 (off the board where
+    that has an index of its own), no farkles; under `hands` player i
+    holds hand i, player 1 to move."""
+    n = self.players
+    counts = tuple(range(n)) if self.rules.hands else (0,) * n
+    return (self.index_of(0),) * n + counts
+
   def key_index(self, fields: Fields):
     """Flat key of `fields` (arrays or ints)."""
     return np.ravel_multi_index(tuple(fields), self.key_shape)

@@ -401,8 +401,7 @@ class StageEngine:
 
   def _seat_win(self, w0) -> np.ndarray:
     seats = self.seats
-    return multiplayer.start_values(w0, seats)[
-        (seats.index_of(0),) * seats.players + (0,) * seats.players]
+    return multiplayer.start_values(w0, seats)[seats.opening()]
 
   def note(self, state: SeatSweep) -> str:
     return (f"; {state.unsettled} keys unsettled (last two policy steps "

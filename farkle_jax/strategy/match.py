@@ -93,8 +93,9 @@ def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
     raise PositionError(f"a game of {players} players: {players} scores and "
                         f"a first seat from 0 to {players - 1}")
   key = game.opening_key(at[first:] + at[:first])
-  if game.rules.hands:   # you hold hand 1 (rules.hands[0]), the computer 2
-    key = key[:2] + ((0, 1) if first == PERSON else (1, 0))
+  if game.rules.hands:   # you hold hand 1 (rules.hands[0]), the computer 2..
+    key = key[:players] + tuple((first + i) % players
+                                for i in range(players))
   return MatchState(key, first, 0, _whole_hand(game, key), (), "roll", None,
                     1, (),
                     (f"{names(players)[first]} to play first",),
@@ -390,8 +391,8 @@ def _whole_hand(game: Game, key) -> int:
   """The dice state a turn of `key` starts from (six dice alike: 6)."""
   if game.rules.dice_alike:
     return N_DICE
-  if hasattr(game, "seats"):   # the seat engine: one hand for everyone
-    return game.seats.dice_states
+  if hasattr(game, "seats"):   # the seat engine: the mover's hand
+    return int(game.seats.start_state(game.hand(key)))
   return int(game.layout.start_state(key[2]))
 
 

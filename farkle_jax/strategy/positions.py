@@ -113,10 +113,11 @@ def check_counts(rules: Rules, counts: Sequence[int],
 def check_players(rules: Rules, scores: Sequence[int],
                   counts: Sequence[int] | None) -> tuple[int, ...]:
   """Scores and counts given one per player: the counts, checked (all 0
-  when None; under `rules.hands`, player 1 holds hand 1 and moves first)."""
+  when None; under `rules.hands`, player i holds hand i, player 1 moving
+  first)."""
   n = rules.players
   if counts is None:
-    counts = (0, 1) if rules.hands else (0,) * n
+    counts = tuple(range(n)) if rules.hands else (0,) * n
   if len(scores) != n or len(counts) != n:
     raise PositionError(f"scores {','.join(map(str, scores[:8]))}: expected "
                         f"{n} banked scores (and farkle counts), one per "

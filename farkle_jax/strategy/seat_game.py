@@ -97,12 +97,6 @@ class SeatGame:
       results.log_unconverged(workdir, summary)
     seats = SeatsLayout(rules_lib.from_mapping(
         {"preset": "facebook", **summary["rules"]}))
-    if seats.rules.hands:
-      raise results.ResultsError(
-          f"--workdir={workdir}: a run of the seat engine with rules.hands "
-          "holds its seat wins only (seats.txt; turns, advice and games "
-          "are not built for it yet, docs/model.md §8); two players: "
-          "solve with --config.solver.method=ordered")
     if w0.shape != seats.key_shape + (seats.players,):
       raise results.ResultsError(
           f"--workdir={workdir}: start_values.npy has shape {w0.shape}, "
@@ -228,7 +222,16 @@ class SeatGame:
   def _units(self, key: tuple, t: int, n: int) -> int:
     """Turn total t (points) in units, refused unless play reaches it with
     dice state n (`positions`)."""
-    return self.check.turn_total(key[0], 0, t, n)
+    return self.check.turn_total(key[0], self.hand(key), t, n)
+
+  def hand(self, key) -> int:
+    """The mover's hand (under `rules.hands`: the mover's farkle field),
+    as `positions.PositionCheck` takes it."""
+    return int(key[self.players]) if self.rules.hands else 0
+
+  def states(self, key) -> range:
+    """The dice states (1..S) of the mover's hand."""
+    return self.seats.hand_states(self.hand(key))
 
   def decision(self, scores, t: int, n: int, counts=None,
                given: bool = True) -> dict[str, Any]:
@@ -236,7 +239,7 @@ class SeatGame:
     person gives it, `given`: 6 is the whole hand where the dice differ;
     else the dice state)."""
     key = self.key(scores, counts)
-    n = self.check.dice_state(0, n, given)
+    n = self.check.dice_state(self.hand(key), n, given)
     tu = self._units(key, t, n)
     return self._decision(self._turn_of(key), tu, n)
 
@@ -253,9 +256,9 @@ class SeatGame:
     """Every way to set dice aside from a roll at turn total t (points),
     best for the mover first (empty: a farkle); n, if given, the dice to
     roll, which the roll must show."""
-    n, dice, hand = self.check.roll_of(
-        0, dice, n if self.rules.dice_alike else None)
     key = self.key(scores, counts)
+    n, dice, hand = self.check.roll_of(
+        self.hand(key), dice, n if self.rules.dice_alike else None)
     tu = self._units(key, t, n)
     turn = self._turn_of(key)
     top, out = self.seats.num_rows, []
@@ -279,7 +282,8 @@ class SeatGame:
       n = N_DICE if n is None else n
       return {**head, "n": n, **self.decision(scores, t, n, counts)}
     n, roll, _ = self.check.roll_of(   # faces, as read
-        0, roll, n if self.rules.dice_alike else None)
+        self.hand(self.key(scores, counts)), roll,
+        n if self.rules.dice_alike else None)
     choices = self.advise(scores, t, roll, counts, n)
     out = {**head, "dice": list(roll),
            "choices": [c._asdict() for c in choices]}
@@ -299,12 +303,13 @@ class SeatGame:
     turn, unit = self.turn(scores, counts), self.seats.unit
     last = min(self.seats.num_rows - 1,
                (3000 if t_last is None else t_last) // unit)
-    reach = self.reachable(turn.key[0], last + 1)
-    rows = []
+    reach = self.reachable(turn.key[0], last + 1,
+                           self.seats.start_state(self.hand(turn.key)))
+    rows, states = [], self.states(turn.key)[::-1]
     for t in range(last + 1):
       bank = self.bank_value(turn, t)
       cells = []
-      for n in range(self.roll.dice_states, 0, -1):
+      for n in states:
         roll = self.roll_value(turn, t, n)
         banks = bank is not None and bank[0] >= roll[0]
         cells.append({"n": n, "action": "bank" if banks else "roll",
@@ -316,20 +321,22 @@ class SeatGame:
         self.seats.players:]), "win": self.win_probabilities(
             scores, counts).tolist(), "rows": rows}
     if not self.rules.dice_alike:   # the dice states by name
-      out["dice"] = {"columns": [self.dice_label(n) for n in range(
-          self.roll.dice_states, 0, -1)], "legend": dice_lib.legend(
-              self.rules.hand_specs[0])}
+      out["dice"] = {"columns": [self.dice_label(n) for n in states],
+                     "legend": dice_lib.legend(
+                         self.rules.hand_specs[self.hand(turn.key)])}
     return out
 
-  def reachable(self, s0: int, rows: int) -> np.ndarray:
-    """[rows, 6] bool: the in-turn states (t, n), t in units, that some
-    rolls reach from the start of a turn (t = 0, six dice) of a mover at
-    score field s0, as `queries.reachable` tells them for two players;
-    play goes on only from totals up to the mover's t_max, but the rows
-    past it that a roll lands on are reached too."""
+  def reachable(self, s0: int, rows: int, start: int | None = None
+                ) -> np.ndarray:
+    """[rows, S] bool: the in-turn states (t, n), t in units, that some
+    rolls reach from the start of a turn (t = 0, the whole hand: dice state
+    `start`, default S) of a mover at score field s0, as
+    `queries.reachable` tells them for two players; play goes on only from
+    totals up to the mover's t_max, but the rows past it that a roll lands
+    on are reached too."""
     top = min(int(self.seats.t_max(s0)), rows - 1)
     reach = np.zeros((rows, self.roll.dice_states), bool)
-    reach[:top + 1] = roll_tables.reachable(self.roll, top + 1)
+    reach[:top + 1] = roll_tables.reachable(self.roll, top + 1, start)
     for t, col in zip(*np.nonzero(reach[:top + 1])):   # col: n - 1
       for pts, nxt in self.roll.reach_pts[col]:
         if top < t + pts < rows:
@@ -396,7 +403,7 @@ class SeatGame:
     rolls (None: never)."""
     turn = self.turn(scores, counts)
     out = []
-    for n in range(self.roll.dice_states, 0, -1):
+    for n in self.states(turn.key)[::-1]:
       found = None
       for t in range(int(self.seats.bank_floor(turn.key[0])),
                      self.seats.num_rows):
