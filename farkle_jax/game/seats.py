@@ -139,6 +139,12 @@ class SeatsLayout(ScoreUnits):
     score, in the last seat there, and the counts dropped)."""
     return base // self.score_stride // self.num_scores
 
+  def start_of_base(self, base, xp: ModuleType = np):
+    """The dice state (1..S) a turn starts from for the mover of keys whose
+    `bank_base` is `base`: the whole hand, under `hands` the mover's own,
+    which a bank keeps in the base's last farkle field."""
+    return self.start_state(base % self.num_farkle, xp)
+
   def stage(self, fields: Fields) -> np.ndarray:
     """Order of the ordered sweep (docs/model.md §8): blocks of bank_min
     score sums from the highest down; within a block (with a penalty)

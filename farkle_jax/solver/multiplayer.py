@@ -71,8 +71,6 @@ class SeatTables(NamedTuple):
                         #   for the farkle target: where it lies in a later
                         #   block, the key with its scores raised into the
                         #   block before (`SeatsLayout.raised_key`)
-  start: jax.Array      # [S, U * G] int32 the dice state (0-based) a turn
-                        #   starts from: the mover's whole hand
   final: jax.Array      # [P * B^(N-1), N] a bank at or past the goal
                         #   under the final round (`last_turns`; [1, N]
                         #   unused without one)
@@ -161,15 +159,13 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
     raise AssertionError("a same-stage farkle under a penalty")
   chain, first = _block_reads(seats, fields, stage, keys, farkle, local)
   hand = np.asarray(fields[seats.players])[order]   # the mover's field
-  start = np.full((S, U * G), seats.dice_states - 1, np.int64)
-  start[stage_o, slot] = seats.start_state(hand) - 1
   states = np.zeros(S)
   np.add.at(states, stage_o,
             (seats.t_max(s0_o) + 1) * seats.own_states(hand))
   tables = SeatTables(
       *(jnp.asarray(x, jnp.int32) for x in (keys, farkle, partner, bank,
                                              mover, top, warm, chain,
-                                             first, start)),
+                                             first)),
       final=jnp.asarray(_final(seats)), real=jnp.asarray(keys < sink),
       work=states / states.sum())
   return tables, SeatPlan(seats, G, U, cycles, relative, mesh,
@@ -235,15 +231,16 @@ def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
   G, U, C = plan.group, plan.batches, plan.seats.players + 1
   T1 = plan.seats.num_rows + 1
 
-  def local(w0, farkle, base, s0, start, top, roll, final):   # [U / D, G]
+  def local(w0, farkle, base, s0, top, roll, final):  # [U / devices, G]
     final = final if plan.seats.past_goal else None
-    start = start if plan.seats.rules.hands else None
 
     def one(u, out):
+      start = (plan.seats.start_of_base(base[u], jnp) - 1
+               if plan.seats.rules.hands else None)   # each mover's hand
       batch = vector_pass.Batch(
           farkle=vector_pass.farkle_values(w0, farkle[u], plan.seats),
           bank_base=base[u], s0=s0[u], top=top[u], final=final,
-          start=None if start is None else start[u])
+          start=start)
       if not exits:
         v = vector_pass.seat_vector(
             vector_pass.turn_pass(w0, batch, roll, plan.seats),
@@ -259,13 +256,13 @@ def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
 
   farkle = tables.farkle[s] if farkle is None else farkle
   parts = [x.reshape(U, G) for x in (farkle, tables.bank_base[s],
-                                     tables.s0[s], tables.start[s])]
+                                     tables.s0[s])]
   if plan.mesh is not None:
     local = jax.shard_map(
         local, mesh=plan.mesh, check_vma=False,
         out_specs=(P("batch"),) * 2 if exits else P("batch"),
-        in_specs=(P(), P("batch"), P("batch"), P("batch"), P("batch"),
-                  P("batch"), P(), P()))
+        in_specs=(P(), P("batch"), P("batch"), P("batch"), P("batch"), P(),
+                  P()))
   out = local(w0, *parts, tables.top[s], roll, tables.final)    # [U, C, G]
   if not exits:
     return _columns(out)

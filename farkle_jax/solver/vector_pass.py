@@ -49,8 +49,8 @@ class Batch(NamedTuple):
                         #   goal under the final round (`last_turns`);
                         #   None: reaching the goal wins
   start: jax.Array | None = None  # [k] int32 the dice state (0-based) of
-                        #   each mover's whole hand (`rules.hands`); None:
-                        #   the last, S - 1
+                        #   each mover's whole hand (`rules.hands`,
+                        #   `SeatsLayout.start_of_base`); None: S - 1
 
 
 def channels(players: int) -> int:
