@@ -107,6 +107,12 @@ def running_row(seats: SeatsLayout, s):
   return seats.score_units(s) - seats.low
 
 
+def running_total(seats: SeatsLayout, row):
+  """The running total (units) of a row of a chaser's last turn (the
+  inverse of `running_row`)."""
+  return row + seats.low
+
+
 def chaser_tables(seats: SeatsLayout, roll: RollArrays
                   ) -> list[np.ndarray]:
   """[phi_N, phi_{N-1}, .., phi_1]: entry m [P, H, B^m, m + 1] is
@@ -202,7 +208,7 @@ def _passes(after: jax.Array, tau: jax.Array, later: jax.Array,
   win = jnp.zeros((C,), after.dtype).at[0].set(1.0)
 
   def bank(t):
-    x = t + seats.low                              # the running total
+    x = running_total(seats, t)
     bar = jnp.clip(x - seats.goal, 0, P - 1)
     ahead = after[bar, 0, later].T                 # [c, k] j holds alone
     kept = [jnp.zeros_like(ahead[:1])]             # the fail channel

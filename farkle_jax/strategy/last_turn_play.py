@@ -81,7 +81,7 @@ class LastTurns:
     """Whether a turn total of t points may be banked: past the bar and
     at least the chaser's bank floor."""
     tau = int(last_turns.threshold(self.seats, self._units(bar), key[0]))
-    x = self._row(key, t) + self.seats.low
+    x = last_turns.running_total(self.seats, self._row(key, t))
     return x >= self.seats.goal + 1 + tau
 
   def choices(self, key: tuple, bar: int, later: int, t: int, n: int,
@@ -110,7 +110,7 @@ class LastTurns:
     roll = float(sets.prob[:, 0] @ reached.max(axis=1))   # a farkle: 0
     bank = None
     if self.may_bank(key, bar, t):
-      x = min(row + self.seats.low - self.seats.goal,
+      x = min(last_turns.running_total(self.seats, row) - self.seats.goal,
               self.seats.past_goal - 1)
       rest = int(self.seats.scores_index(tuple(key[1:1 + later])))
       bank = float(self._tables()[later][x, 0, rest, 0])   # one holder
