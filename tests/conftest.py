@@ -240,6 +240,29 @@ def _close_command_lines():
   COMMANDS.close()
 
 
+def play_web_games(game, seeds, **start) -> list[dict]:
+  """Games of the web API (`explorer.create_app(game)`) to their end, one
+  per seed, the person keeping the first option and rolling on; `start`:
+  more fields of the new game's request. Returns each game's last state."""
+  from starlette.testclient import TestClient
+  from farkle_jax.apps import explorer
+  web = TestClient(explorer.create_app(game), base_url="http://localhost")
+  ends = []
+  for seed in seeds:
+    g = web.post("/api/games", json={"seed": seed, **start}).json()
+    for _ in range(400):
+      if g["phase"] == "over":
+        break
+      body = ({"action": "keep", "dice": g["options"][0]["dice"]}
+              if g["phase"] == "keep" else {"action": "roll"})
+      reply = web.post(f"/api/games/{g['id']}", json=body)
+      assert reply.status_code == 200, reply.text
+      g = reply.json()
+    assert g["phase"] == "over"
+    ends.append(g)
+  return ends
+
+
 def crash_in_sweeps(monkeypatch, owner, name: str, save_from: int,
                     crash_at: int):
   """Replaces the stage engine's compiled run of steps `owner.name` by one

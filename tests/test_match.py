@@ -6,7 +6,7 @@ import pytest
 
 import reference
 
-from conftest import COMMANDS
+from conftest import COMMANDS, play_web_games
 from farkle_jax.solver import configuration, driver
 from farkle_jax.strategy import match, seat_game
 from farkle_jax.strategy.solved_game import Position, PositionError
@@ -354,24 +354,8 @@ def test_last_turns_with_dice_that_differ(tmp_path):
 def test_a_web_game_of_three_plays_the_last_turns(final_three):
   """The web game's API over the same rules: games end, some after the
   last turns, whose bar the page is given."""
-  from starlette.testclient import TestClient
-  from farkle_jax.apps import explorer
-  web = TestClient(explorer.create_app(final_three),
-                   base_url="http://localhost")
-  bars = 0
-  for seed in range(6):
-    g = web.post("/api/games", json={"seed": seed}).json()
-    for _ in range(400):
-      if g["phase"] == "over":
-        break
-      body = ({"action": "keep", "dice": g["options"][0]["dice"]}
-              if g["phase"] == "keep" else {"action": "roll"})
-      reply = web.post(f"/api/games/{g['id']}", json=body)
-      assert reply.status_code == 200, reply.text
-      g = reply.json()
-    assert g["phase"] == "over"
-    bars += g["bar"] is not None
-  assert bars >= 2
+  ends = play_web_games(final_three, range(6))
+  assert sum(g["bar"] is not None for g in ends) >= 2
 
 
 def test_games_refuse_shared_final_round_ties_in_one_line(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 
 import farkle_jax
 import reference
-from conftest import COMMANDS
+from conftest import COMMANDS, play_web_games
 from farkle_jax.solver import queries
 from farkle_jax.strategy import seat_game
 from farkle_jax.strategy.solved_game import PositionError
@@ -313,51 +313,25 @@ def test_three_hands_play_a_game_by_the_advice(hands_three):
   """Each seat plays its own dice: following the advice gives nothing
   away and the winner reaches the goal."""
   from farkle_jax.strategy import match
+  from test_match import _best_person, _play
   game = hands_three
+  s = match.start(game)
+  assert s.key[3:] == (0, 1, 2) and s.n == 6
   computer = match.Computer(game)
   for seed in range(3):
-    s = match.start(game)
-    assert s.key[3:] == (0, 1, 2) and s.n == 6
-    dice = match.Dice(seed, game.rules)
-    for _ in range(2000):
-      if s.phase == "over":
-        break
-      if s.phase == "roll":
-        s = match.roll(game, s, dice.roll(s.n))
-      elif s.mover == match.PERSON:
-        s = (match.keep(game, s, match.options(game, s)[0].kept)
-             if s.phase == "keep" else match.decide(
-                 game, s, game.decision_at(s.key, s.t, s.n).best))
-      else:
-        s = computer.step(s, None)
+    s = _play(game, computer, match.Dice(seed, game.rules), _best_person)
     total, _ = match.summary(s)
-    assert s.phase == "over" and total < 1e-12
+    assert total < 1e-12
     assert match.scores(game, s)[s.winner] >= 300
 
 
 def test_a_web_game_of_three_hands_ends(hands_three):
   """The web game's API over the same run: games end, and each mover
   rolls their own dice (computer 1's lucky hand by letter)."""
-  from starlette.testclient import TestClient
-  from farkle_jax.apps import explorer
-  web = TestClient(explorer.create_app(hands_three),
-                   base_url="http://localhost")
-  lettered = False
-  for seed in range(3):
-    g = web.post("/api/games", json={"seed": seed,
-                                     "first": "computer"}).json()
-    for _ in range(400):
-      if g["phase"] == "over":
-        break
-      body = ({"action": "keep", "dice": g["options"][0]["dice"]}
-              if g["phase"] == "keep" else {"action": "roll"})
-      reply = web.post(f"/api/games/{g['id']}", json=body)
-      assert reply.status_code == 200, reply.text
-      g = reply.json()
-    assert g["phase"] == "over"
-    lettered |= any(line.startswith("computer 1 rolled") and "B" in line
-                    for line in g["log"])
-  assert lettered   # computer 1 holds the lucky hand: its fair dice are B
+  ends = play_web_games(hands_three, range(3), first="computer")
+  # Computer 1 holds the lucky hand: its fair dice are B.
+  assert any(line.startswith("computer 1 rolled") and "B" in line
+             for g in ends for line in g["log"])
 
 
 def test_the_opening_of_three_hands_deals_player_i_hand_i(hands_three):

@@ -116,8 +116,6 @@ def _number(field, value, kind, low=None, high=None, open_low=False):
   return value
 
 
-
-
 def _check_hand(r: rules_lib.Rules, method: str) -> None:
   """Dice that differ: the scalar pass's methods or the seat engine."""
   if r.dice_alike:
