@@ -8,7 +8,9 @@
 #   bash experiments/gpu_measure.sh OUTDIR [PART ...]
 #
 # PART is any of: device default facebook counts players passcost seats
-# tuning tests (all but seats, tuning and tests by default). Each part runs
+# seats_2000 notebook tuning tests (all but the last six by default; the
+# two new ones: three players to 2,000 and experiments/colab.ipynb run
+# through nbclient, whose wheels go in .wheels/notebook/). Each part runs
 # under its own timeout (240, 2 x 330, 230, 200, 120, 2 x 150, 510 and 400
 # s); `facebook` solves
 # the published model twice, with an empty compile cache and then with the
@@ -101,6 +103,24 @@ for part in $parts; do
         --workdir /tmp/gpu_s3b --progress=log --verbose
       cp /tmp/gpu_s3b/summary.json "$out/seats_1500_summary.json" \
         2>/dev/null ;;
+    seats_2000)
+      # The README's three-player game at scale: Facebook rules to 2,000.
+      rm -rf /tmp/gpu_s3c
+      timed seats_2000 300 python3 -m farkle_jax.main \
+        --config configs/tiny.py:facebook --config.rules.players=3 \
+        --config.rules.goal=2000 --config.rules.floor=-1000 \
+        --workdir /tmp/gpu_s3c --progress=log --verbose
+      cp /tmp/gpu_s3c/summary.json "$out/seats_2000_summary.json" \
+        2>/dev/null ;;
+    notebook)
+      # experiments/colab.ipynb on the published model, then resumed.
+      if ls .wheels/notebook/*.whl >/dev/null 2>&1; then
+        python3 -m pip install --no-index -q --find-links .wheels/notebook \
+          nbclient nbformat ipykernel
+      fi
+      rm -rf /tmp/gpu_nb
+      timed notebook 200 python3 experiments/notebook_run.py \
+        --config configs/facebook.py --workdir /tmp/gpu_nb ;;
     passcost)
       timed passcost 120 python3 experiments/pass_cost.py \
         --keys 1024 --rows 100 --repeats 3 ;;
@@ -119,7 +139,7 @@ for part in $parts; do
       JAX_PLATFORMS=cuda timed tests 400 python3 -m pytest -q -n 10 -v \
         -p no:cacheprovider --ignore=tests/test_notebook.py -rfE ;;
     *) echo "unknown part $part (device default facebook counts players" \
-         "passcost seats tuning tests)"
+         "passcost seats seats_2000 notebook tuning tests)"
        exit 2 ;;
   esac
 done
@@ -130,9 +150,10 @@ cat "$out/walls.txt" 2>/dev/null
 grep -h -A5 '^method' "$out/default.log" 2>/dev/null
 grep -h 'first-player\|sweep\|seat' "$out/facebook.log" 2>/dev/null | tail -6
 grep -h -A3 '^method' "$out/counts.log" 2>/dev/null
+grep -h '^== run\|first-player\|backend' "$out/notebook.log" 2>/dev/null
 tail -n 6 "$out/players.log" 2>/dev/null
 tail -n 6 "$out/passcost.log" 2>/dev/null
-for f in seats seats_1500; do
+for f in seats seats_1500 seats_2000; do
   grep -h 'seat [0-9]:\|converged\|its stages in\|Newton step:' \
     "$out/$f.log" 2>/dev/null | sed 's/^I[0-9.: ]* [0-9]* //'
 done

@@ -4,29 +4,22 @@ checkpoint."""
 
 import os
 import re
+import sys
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NOTEBOOK = os.path.join(ROOT, "experiments", "colab.ipynb")
+sys.path.insert(0, os.path.join(ROOT, "experiments"))
+import notebook_run  # noqa: E402  (experiments/, on the path above)
 
 
 def _execute(monkeypatch, workdir: str) -> str:
   """Runs every cell in a fresh kernel; returns the text it printed."""
-  monkeypatch.setenv("FARKLE_JAX_CONFIG", "configs/tiny.py:facebook")
-  monkeypatch.setenv("FARKLE_JAX_WORKDIR", workdir)
-  nb = nbformat.read(NOTEBOOK, as_version=4)
-  NotebookClient(nb, timeout=600, kernel_name="python3", resources={
-      "metadata": {"path": os.path.join(ROOT, "experiments")}}).execute()
-  text, images = [], 0
-  for cell in nb.cells:
-    for out in cell.get("outputs", []):
-      text.append(out.get("text", ""))
-      images += "image/png" in out.get("data", {})
+  for name in ("FARKLE_JAX_CONFIG", "FARKLE_JAX_WORKDIR", "PYTHONPATH"):
+    monkeypatch.setenv(name, os.environ.get(name, ""))  # restored after
+  text, images = notebook_run.execute("configs/tiny.py:facebook", workdir)
   assert images == 2  # the convergence plot and the turn table
-  return "".join(text)
+  return text
 
 
 @pytest.mark.thorough

@@ -58,13 +58,19 @@ def test_a_sweep_in_one_loop_is_the_steps_one_at_a_time(rules, newton):
                                     jnp.int32(count), first, roll, plan,
                                     e_loop)
     w_loop, e_loop = run.w0, run.exits
-    np.testing.assert_allclose(w_loop, w_steps, rtol=0, atol=1e-15)
+    # Keys only: the sink row takes whichever padded entry's write lands
+    # last, which a GPU does not fix (seen on an H200); no key reads it.
+    np.testing.assert_allclose(w_loop[:-1], w_steps[:-1], rtol=0,
+                               atol=1e-15)
     assert float(run.change) == pytest.approx(change, abs=1e-15)
     assert int(run.passes) == passes
     assert float(run.work) == pytest.approx(work, rel=1e-12)
-  if newton:
+  if newton:   # the real keys' exits (padding reads the sink)
+    real = np.asarray(tables.real)                               # [S, M]
     for a, b in zip(e_loop, e_steps):
-      np.testing.assert_allclose(a, b, rtol=0, atol=1e-7)
+      keep = real if a.ndim == 2 else real[:, None, :]
+      np.testing.assert_allclose(np.where(keep, a, 0), np.where(keep, b, 0),
+                                 rtol=0, atol=1e-7)
 
 
 def test_a_range_of_steps_leaves_the_others_alone():
@@ -90,7 +96,7 @@ def test_a_range_of_steps_leaves_the_others_alone():
 def test_a_quick_sweep_is_one_call(tmp_path, monkeypatch):
   """The engine runs the first block alone (to measure its rate), then
   each sweep that fits `stage_engine.CALL_SECONDS` in one call."""
-  from farkle_jax.solver import configuration, driver
+  from farkle_jax.solver import configuration, driver, stage_engine
   step, calls = seat_sweep.compiled_steps, []
 
   def counted(*args, **kwargs):
@@ -98,6 +104,9 @@ def test_a_quick_sweep_is_one_call(tmp_path, monkeypatch):
     return step(*args, **kwargs)
 
   monkeypatch.setattr(seat_sweep, "compiled_steps", counted)
+  # Every sweep quick, whatever the machine (a GPU's first block, which
+  # sets the rate, carries its compilation).
+  monkeypatch.setattr(stage_engine, "CALL_SECONDS", 1e9)
   config = configuration.base("facebook")
   config.rules.update(goal=300, floor=-150, players=3)
   config.solver.update(tol=1e-14, norm="absolute")
