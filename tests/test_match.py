@@ -358,20 +358,106 @@ def test_a_web_game_of_three_plays_the_last_turns(final_three):
   assert sum(g["bar"] is not None for g in ends) >= 2
 
 
-def test_games_refuse_shared_final_round_ties_in_one_line(tmp_path):
-  """A run whose final round shares ties solves and advises, but games
-  against the computer play ties to the leader only: `match.start` and
-  `farkle play` say so in one line, before the game's first words."""
+@pytest.fixture(scope="module")
+def shared_three(tmp_path_factory):
+  """Three players, minimal rules to 300, a final round (cap 200) whose
+  ties at the bar share the win."""
   config = configuration.base("minimal")
   config.rules.update(goal=300, players=3, final_round=True,
                       final_round_cap=200, final_round_ties="shared")
   config.solver.update(tol=1e-14, norm="absolute")
+  workdir = str(tmp_path_factory.mktemp("shared_three"))
+  driver.run(config, workdir)
+  return seat_game.SeatGame.load(workdir)
+
+
+def test_a_chaser_may_tie_the_bar_and_share_the_win(shared_three):
+  """Computer 1 banks 350; computer 2 farkles; you reach 350 with four
+  dice left: banking the tie is half a win, rolling on passes the bar
+  unless the four dice farkle (17/108 on the minimal rules, by the
+  reference's enumeration); you bank and share the win."""
+  game = shared_three
+  s = match.start(game, first=1, at=(200, 250, 150))
+  s = match.keep(game, match.roll(game, s, (1, 2, 3, 4, 6, 6)), (1,))
+  s = match.decide(game, s, "bank")
+  assert (s.bar, s.leader, s.mover) == (350, 1, 2)
+  s = match.roll(game, s, (2, 3, 4, 6, 6, 2))       # computer 2: farkle
+  s = match.keep(game, match.roll(game, s, (1, 5, 2, 3, 4, 6)), (1, 5))
+  assert (s.phase, s.t, s.n) == ("decide", 150, 4)
+  farkle, _ = reference.distribution("minimal", 4)
+  dec = match._decision(game, s)
+  assert dec.bank == pytest.approx(0.5, abs=1e-14)
+  assert dec.roll == pytest.approx(1 - float(farkle), abs=1e-14)
+  s = match.decide(game, s, "bank")
+  assert s.phase == "over" and s.winner is None and s.sharers == (0, 1)
+  assert match.scores(game, s) == (350, 350, 150)
+  assert match.result(s) == "you and computer 1 share the win"
+  assert s.log[-1].endswith("tying the bar; you and computer 1 share the "
+                            "win")
+  assert s.moves[-1].loss == pytest.approx(dec.roll - 0.5, abs=1e-14)
+
+
+def test_a_chasers_chances_with_shared_ties_are_the_references(shared_three):
+  """A chaser's chance at the start of the last turn, against the plain
+  reference's recursion over the set of seats tied at the bar: the first
+  chaser against one holder, the last against two (after a tie)."""
+  game = shared_three
+  for bar, (s0, s1, s2) in ((300, (250, 200, 0)), (350, (150, 250, 50)),
+                            (450, (0, 200, 100))):
+    first = game.key((s1, s2, s0))
+    got = game.last_turns.decision(first, bar, 1, 0, 6, 1)
+    want = reference.final_round_players(
+        3, 300, 200, ((1, s1), (2, s2)), bar, 0, ties="shared")
+    assert got.bank is None
+    assert got.roll == pytest.approx(want[1], abs=1e-12)
+    last = game.key((s2, s0, s1))
+    got = game.last_turns.decision(last, bar, 0, 0, 6, 2).roll
+    want = reference.final_round_players(
+        3, 300, 200, ((2, s2),), bar, (0, 1), ties="shared")
+    alone = reference.final_round_players(
+        3, 300, 200, ((2, s2),), bar, 0, ties="shared")
+    assert got == pytest.approx(want[2], abs=1e-12)
+    assert abs(want[2] - alone[2]) > 1e-3   # a third of a win, not half
+
+
+def test_games_with_shared_ties_give_nothing_away(shared_three):
+  """The advice in every seat gives nothing away; a game ends with one
+  winner at the top or the seats tied there sharing the win; the web
+  game reports the result in words."""
+  game, computer = shared_three, match.Computer(shared_three)
+  for seed in range(12):
+    s = _play(game, computer, match.Dice(seed),
+              lambda g, s: computer.step(s, None))
+    assert match.summary(s)[0] < 1e-12
+    points = match.scores(game, s)
+    top = [i for i, x in enumerate(points) if x == max(points)]
+    assert max(points) >= 300
+    assert (s.sharers == tuple(top) if s.sharers else top == [s.winner])
+  ends = play_web_games(game, range(4))
+  assert all(g["result"].endswith((" won", " share the win")) for g in ends)
+
+
+def test_the_last_turn_of_two_may_share_a_tie(tmp_path):
+  """Two players, shared ties: the chaser at 900 against 1,050 keeps 1
+  and 5 (four dice left) and may bank the tie for half a win."""
+  from configs import tiny
+  config = tiny.get_config("minimal")
+  config.rules.update(final_round=True, final_round_cap=1000,
+                      final_round_ties="shared")
   driver.run(config, str(tmp_path))
-  game = seat_game.SeatGame.load(str(tmp_path))
-  with pytest.raises(PositionError, match="'leader' only"):
-    match.start(game)
-  out = COMMANDS("farkle_jax.apps.play", "--workdir", str(tmp_path))
-  assert out.returncode != 0 and "Traceback" not in out.stderr
-  assert out.stdout == "" and out.stderr.strip().splitlines() == [
-      "error: games against the computer play the final round with "
-      "final_round_ties = 'leader' only"]
+  game = SolvedGame.load(str(tmp_path))
+  lay = game.layout
+  s = match.start(game)._replace(
+      key=(lay.index_of(900), lay.index_of(950), 0, 0), bar=1050)
+  s = match.keep(game, match.roll(game, s, (1, 5, 2, 3, 4, 6)), (1, 5))
+  assert s.phase == "decide"
+  farkle, _ = reference.distribution("minimal", 4)
+  dec = match._decision(game, s)
+  assert (dec.bank, dec.best) == (0.5, "roll")
+  assert dec.roll == pytest.approx(1 - float(farkle), abs=1e-14)
+  computer = match.Computer(game, "bank:300")   # a last turn: its chance
+  assert computer.action(s._replace(mover=match.COMPUTER)) == "roll"
+  s = match.decide(game, s, "bank")
+  assert s.phase == "over" and s.sharers == (0, 1)
+  assert match.scores(game, s) == (1050, 1050)
+  assert match.result(s) == "you and computer share the win"

@@ -147,7 +147,7 @@ def play(game, computer: match.Computer, dice: match.Dice | None,
 
 def report(s: match.MatchState) -> str:
   total, worst = match.summary(s)
-  lines = [f"game over: {match.names(s.players)[s.winner]} won. You made "
+  lines = [f"game over: {match.result(s)}. You made "
            f"{len(s.moves)} decisions and gave away {total:.4f} win "
            "probability in all."]
   for i, m in enumerate(worst, 1):
@@ -162,7 +162,6 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   game = farkle_jax.load(_WORKDIR.value, _SHIPPED.value)
-  match.check_playable(game)
   computer = match.Computer(game, _OPPONENT.value)
   dice = (match.Dice(_SEED.value, game.rules) if _DICE.value == "random"
           else None)

@@ -270,7 +270,9 @@ def _view(game, gid: str, g: _Game) -> dict[str, Any]:
                        for c in options]
   if s.phase == "over":
     total, worst = match.summary(s)
-    view["winner"] = names[s.winner]
+    view["winner"] = None if s.winner is None else names[s.winner]
+    view["sharers"] = [names[i] for i in s.sharers]
+    view["result"] = match.result(s)
     view["given_away"] = total
     view["decisions"] = len(s.moves)
     view["costliest"] = [m._asdict() | {"loss": m.loss} for m in worst]

@@ -4,7 +4,10 @@ aside with the chaser's own chance to win after it, and bank or roll on.
 
 A chaser must finish strictly higher than the bar; one who passes it may
 bank (holding the bar against the chasers after them) or roll on to raise
-it. The values are those of the solve (`solver.last_turns`): one turn pass
+it. With shared ties (`rules.final_round_ties = "shared"`) a chaser may
+also bank a total equal to the bar and join the h players holding it, who
+share the win at the end; the chaser's chances then depend on h. The
+values are those of the solve (`solver.last_turns`): one turn pass
 per chaser position, over the running total, kept for the turn's rolls.
 """
 
@@ -53,17 +56,27 @@ class LastTurns:
     """A bar in points as units past the goal."""
     return bar // self.seats.unit - self.seats.goal
 
-  def _turn(self, key: tuple, bar: int, later: int) -> np.ndarray:
+  def _tie(self, key: tuple, bar: int, holders: int) -> int:
+    """The holders a bank at the bar would join (shared ties, where the
+    mover's bank floor allows banking the bar), else 0."""
+    units = self._units(bar)
+    tau = int(last_turns.threshold(self.seats, units, key[0]))
+    return holders if last_turns.shared(self.seats) and tau == units - 1 \
+        else 0
+
+  def _turn(self, key: tuple, bar: int, later: int, holders: int
+            ) -> np.ndarray:
     """[T + 1, S, C] the mover's last turn, rows by running total, for
     the mover of `key` (scores from the mover) with `later` chasers after
-    them."""
+    them and `holders` players holding the bar."""
     seats = self.seats
     tau = int(last_turns.threshold(seats, self._units(bar), key[0]))
     rest = int(seats.scores_index(tuple(key[1:1 + later])))
-    ask = (int(key[0]), tau, rest, later)
+    tie = self._tie(key, bar, holders)
+    ask = (int(key[0]), tau, rest, later, tie)
     if ask not in self._rows:
       self._rows[ask] = last_turns.chaser_turn(
-          seats, self._arrays, self._tables()[later], tau, rest)
+          seats, self._arrays, self._tables()[later], tau, rest, tie)
       if len(self._rows) > KEPT:
         self._rows.popitem(last=False)
     return self._rows[ask]
@@ -78,17 +91,20 @@ class LastTurns:
     return self._row(key, t) >= self.seats.num_rows
 
   def may_bank(self, key: tuple, bar: int, t: int) -> bool:
-    """Whether a turn total of t points may be banked: past the bar and
-    at least the chaser's bank floor."""
+    """Whether a turn total of t points may be banked: past the bar (or
+    at it, with shared ties) and at least the chaser's bank floor."""
     tau = int(last_turns.threshold(self.seats, self._units(bar), key[0]))
     x = last_turns.running_total(self.seats, self._row(key, t))
     return x >= self.seats.goal + 1 + tau
 
   def choices(self, key: tuple, bar: int, later: int, t: int, n: int,
-              dice: Sequence[int]) -> tuple[Choice, ...]:
+              dice: Sequence[int], holders: int = 1) -> tuple[Choice, ...]:
     """Every way to set `dice` aside at turn total t (points) with dice
-    state n, with the chaser's own chance after it, best first."""
-    rows, top = self._turn(key, bar, later), self.seats.num_rows
+    state n, with the chaser's own chance after it (a share of the win
+    counted as its fraction), best first; `holders` players hold the
+    bar."""
+    rows = self._turn(key, bar, later, holders)
+    top = self.seats.num_rows
     rules = self.seats.rules
     n, dice, hand = self._check.roll_of(0, dice,
                                         n if rules.dice_alike else None)
@@ -100,11 +116,12 @@ class LastTurns:
     return tuple(sorted(out, key=lambda c: (-c.win, -c.points,
                                             -len(c.kept))))
 
-  def decision(self, key: tuple, bar: int, later: int, t: int, n: int
-               ) -> Decision:
+  def decision(self, key: tuple, bar: int, later: int, t: int, n: int,
+               holders: int = 1) -> Decision:
     """Bank (where allowed) or roll on at turn total t with n dice, by the
-    chaser's own chance; banking on ties, as the solve."""
-    rows, top = self._turn(key, bar, later), self.seats.num_rows
+    chaser's own chance; banking on equal values, as the solve."""
+    rows = self._turn(key, bar, later, holders)
+    top = self.seats.num_rows
     row, sets = self._row(key, t), self._sets[n - 1]
     reached = rows[np.minimum(row + sets.pts, top), sets.next, 0]  # [R, J]
     roll = float(sets.prob[:, 0] @ reached.max(axis=1))   # a farkle: 0
@@ -113,6 +130,8 @@ class LastTurns:
       x = min(last_turns.running_total(self.seats, row) - self.seats.goal,
               self.seats.past_goal - 1)
       rest = int(self.seats.scores_index(tuple(key[1:1 + later])))
-      bank = float(self._tables()[later][x, 0, rest, 0])   # one holder
+      tie = self._tie(key, bar, holders)
+      joins = tie if tie and x == self._units(bar) else 0   # j + holders
+      bank = float(self._tables()[later][x, joins, rest, 0])
     best = "bank" if bank is not None and bank >= roll else "roll"
     return Decision(bank, roll, best)

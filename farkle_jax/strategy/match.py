@@ -72,21 +72,14 @@ class MatchState(NamedTuple):
   holder: int = -1                # ... the seat holding the bar
   final: tuple[int, ...] = ()     # ... each seat's total banked in it
                                   #   (0: none), by seat
-
-
-def check_playable(game: Game) -> None:
-  """Raises PositionError where a game against the computer cannot be
-  played on `game`'s rules."""
-  if game.rules.final_round and game.rules.final_round_ties != "leader":
-    raise PositionError("games against the computer play the final round "
-                        "with final_round_ties = 'leader' only")
+  sharers: tuple[int, ...] = ()   # shared final-round ties: the seats
+                                  #   sharing the win (winner None)
 
 
 def start(game: Game, first: int = PERSON, b: int = 0, d: int = 0,
           at: Sequence[int] | None = None) -> MatchState:
   """A new game from banked scores b (first player) and d (second), or
   `at`: every seat's (points, seat order), for any number of players."""
-  check_playable(game)
   players = game.players
   at = tuple(at) if at is not None else (b, d) + (0,) * (players - 2)
   if len(at) != players or not 0 <= first < players:
@@ -111,7 +104,7 @@ def scores(game: Game, s: MatchState) -> tuple[int, ...]:
     return tuple(y or x for x, y in zip(seats, s.final))   # y >= goal
   if s.bar:
     mine[1] = s.bar   # the leader's total, past the last score a key holds
-  if s.phase == "over" and s.winner == s.mover:
+  if s.phase == "over" and (s.winner == s.mover or s.mover in s.sharers):
     mine[0] += s.t    # the winning bank
   k = s.players - s.mover
   return tuple(mine[k:] + mine[:k])
@@ -124,7 +117,8 @@ def options(game: Game, s: MatchState, dice: Sequence[int] | None = None
   a final round)."""
   dice = s.dice if dice is None else tuple(dice)
   if s.leader >= 0:   # the final round of the seat engine
-    return game.last_turns.choices(s.key, s.bar, _later(s), s.t, s.n, dice)
+    return game.last_turns.choices(s.key, s.bar, _later(s), s.t, s.n, dice,
+                                   _holders(s))
   if s.bar:   # the final round: two players, a SolvedGame
     return game.last_turn_choices_at(s.key, s.bar, s.t, s.n, dice)
   return game.choices_at(s.key, s.t, s.n, dice)
@@ -178,8 +172,9 @@ def keep(game: Game, s: MatchState, kept: Sequence[int]) -> MatchState:
   if s.leader >= 0:   # may bank once past the bar
     may = game.last_turns.may_bank(s.key, s.bar, choice.t)
     return s._replace(phase="decide" if may else "roll")
-  if s.bar:
-    return s._replace(phase="roll")   # the last turn: roll until past it
+  if s.bar:   # the last turn: roll until past the bar (or at a shared tie)
+    may = game.last_turn_decision_at(s.key, s.bar, s.t, s.n).bank
+    return s._replace(phase="roll" if may is None else "decide")
   if choice.t < game.bank_minimum_at(s.key):
     return s._replace(phase="roll")
   return s._replace(phase="decide")
@@ -260,8 +255,9 @@ class Computer:
     return max(by_state, key=lambda c: prefer[min(c.t // unit, top), c.n - 1])
 
   def action(self, s: MatchState) -> str:
-    """'bank' or 'roll' for the computer at its decision."""
-    if self.strategy is None:
+    """'bank' or 'roll' for the computer at its decision (a last turn's
+    by its own chance)."""
+    if self.strategy is None or s.bar:
       return _decision(self.game, s).best
     _, bank = self._policy(s)
     top = bank.shape[0] - 1
@@ -332,8 +328,17 @@ def _where(game: Game, s: MatchState) -> str:
 def _decision(game: Game, s: MatchState):
   """Bank or roll on for the mover (a chaser's own in a final round)."""
   if s.leader >= 0:
-    return game.last_turns.decision(s.key, s.bar, _later(s), s.t, s.n)
+    return game.last_turns.decision(s.key, s.bar, _later(s), s.t, s.n,
+                                    _holders(s))
+  if s.bar:   # two players: a tie at the bar, shared
+    return game.last_turn_decision_at(s.key, s.bar, s.t, s.n)
   return game.decision_at(s.key, s.t, s.n)
+
+
+def _holders(s: MatchState) -> int:
+  """Players holding the bar of a final round of the seat engine (more
+  than one only after ties, shared)."""
+  return max(1, sum(x == s.bar for x in s.final))
 
 
 def _later(s: MatchState) -> int:
@@ -342,13 +347,26 @@ def _later(s: MatchState) -> int:
 
 
 def _next_chaser(game: Game, s: MatchState, text: str) -> MatchState:
-  """The next chaser's last turn, or the end: the holder of the bar
-  wins."""
+  """The next chaser's last turn, or the end: the holder of the bar wins
+  (the holders share the win after shared ties)."""
   if not _later(s):
-    who = names(s.players)[s.holder]
-    return s._replace(phase="over", winner=s.holder, t=0,
-                      log=s.log + (f"{text}; {who} won",))
+    tied = tuple(i for i, x in enumerate(s.final) if x == s.bar)
+    if len(tied) > 1:
+      s = s._replace(phase="over", winner=None, sharers=tied, t=0)
+    else:
+      s = s._replace(phase="over", winner=s.holder, t=0)
+    return s._replace(log=s.log + (f"{text}; {result(s)}",))
   return _next_turn(game, s, game.after_bank(s.key, 0), text)
+
+
+def result(s: MatchState) -> str:
+  """How the game ended, in words: 'you won', or 'you and computer 2
+  share the win' after a shared tie."""
+  seats = names(s.players)
+  if s.sharers:
+    who = [seats[i] for i in s.sharers]
+    return f"{', '.join(who[:-1])} and {who[-1]} share the win"
+  return f"{seats[s.winner]} won"
 
 
 def _bank_final(game: Game, s: MatchState, total: int) -> MatchState:
@@ -361,6 +379,9 @@ def _bank_final(game: Game, s: MatchState, total: int) -> MatchState:
   if total >= game.rules.goal + game.rules.final_round_cap:
     return s._replace(phase="over", winner=s.mover, log=s.log + (
         f"{who} banked {banked}: {total} points, past the cap: {who} won",))
+  if total == s.bar:   # a shared tie: one more holder of the bar
+    return _next_chaser(game, s, f"{who} banked {banked}: {total} points, "
+                        "tying the bar")
   s = s._replace(bar=total, holder=s.mover,
                  leader=s.mover if s.leader < 0 else s.leader)
   return _next_chaser(game, s, f"{who} banked {banked}: {total} points, "
@@ -374,6 +395,10 @@ def _bank(game: Game, s: MatchState) -> MatchState:
   if s.leader >= 0 or (reached and game.rules.final_round
                        and hasattr(game, "last_turns")):
     return _bank_final(game, s, total)
+  if s.bar and total == s.bar:   # two players, a shared tie
+    s = s._replace(phase="over", sharers=(0, 1))
+    return s._replace(log=s.log + (
+        f"{who} banked {s.t}: {total} points, tying; {result(s)}",))
   if s.bar or reached and not game.rules.final_round:
     return s._replace(phase="over", winner=s.mover, log=s.log + (
         f"{who} banked {s.t}: {total} points, {who} won",))

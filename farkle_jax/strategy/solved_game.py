@@ -391,6 +391,20 @@ class SolvedGame:
     p = self._position_at(key, t, n)
     return self.advise_last_turn(p.b, bar, t, n, dice, p.b_on).choices
 
+  def last_turn_decision_at(self, key, bar: int, t: int, n: int
+                            ) -> Decision:
+    """Bank or roll on in the mover's last turn (the final round): a bank
+    only at a shared tie (a total equal to the bar: half a win); rolling
+    on wins by passing the bar."""
+    p = self._position_at(key, t, n)
+    unit, least = self.layout.unit, self.bank_minimum(p.b, p.b_on)
+    tie = self.rules.final_round_ties == "shared" and bar - p.b >= least
+    bank = 0.5 if tie and p.b + t == bar else None
+    rest = (max(bar - p.b + unit, least) - t) // unit
+    roll = final_round.chance(self.rules, rest, n)
+    best = "bank" if bank is not None and bank >= roll else "roll"
+    return Decision(bank, roll, best)
+
   def decision_at(self, key, t: int, n: int) -> Decision:
     # n is a dice state here, not a count as a person gives it (`as_given`).
     flat, _, units = self._key(self._position_at(key, t, n))

@@ -89,7 +89,7 @@ function renderGame() {
     const worst = game.costliest.map(c => `<li>${c.where}: ${c.made} ` +
         `(${pct(c.made_win)}) instead of ${c.best} (${pct(c.best_win)}), ` +
         `\u2212${pct(c.loss)}</li>`).join("");
-    over.innerHTML = `<h2>Game over: ${game.winner} won.</h2><p>You made ` +
+    over.innerHTML = `<h2>Game over: ${game.result}.</h2><p>You made ` +
         `${game.decisions} decisions and gave away ${pct(game.given_away)} ` +
         `win probability in all.</p>` + (worst ? `<p>Your costliest ` +
         `decisions:</p><ol>${worst}</ol>` : "<p>Every decision was a best one.</p>");
