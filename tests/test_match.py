@@ -381,6 +381,8 @@ def test_a_chaser_may_tie_the_bar_and_share_the_win(shared_three):
   s = match.keep(game, match.roll(game, s, (1, 2, 3, 4, 6, 6)), (1,))
   s = match.decide(game, s, "bank")
   assert (s.bar, s.leader, s.mover) == (350, 1, 2)
+  assert s.log[-1].endswith("the bar for the last turns (or tie it to share "
+                            "the win)")
   s = match.roll(game, s, (2, 3, 4, 6, 6, 2))       # computer 2: farkle
   s = match.keep(game, match.roll(game, s, (1, 5, 2, 3, 4, 6)), (1, 5))
   assert (s.phase, s.t, s.n) == ("decide", 150, 4)
