@@ -381,8 +381,8 @@ def test_a_chaser_may_tie_the_bar_and_share_the_win(shared_three):
   s = match.keep(game, match.roll(game, s, (1, 2, 3, 4, 6, 6)), (1,))
   s = match.decide(game, s, "bank")
   assert (s.bar, s.leader, s.mover) == (350, 1, 2)
-  assert s.log[-1].endswith("the bar for the last turns (or tie it to share "
-                            "the win)")
+  assert s.log[-1].endswith("the bar for the last turns (ties share the "
+                            "win)")
   s = match.roll(game, s, (2, 3, 4, 6, 6, 2))       # computer 2: farkle
   s = match.keep(game, match.roll(game, s, (1, 5, 2, 3, 4, 6)), (1, 5))
   assert (s.phase, s.t, s.n) == ("decide", 150, 4)
@@ -422,21 +422,58 @@ def test_a_chasers_chances_with_shared_ties_are_the_references(shared_three):
     assert abs(want[2] - alone[2]) > 1e-3   # a third of a win, not half
 
 
+def test_three_may_share_the_win(shared_three):
+  """Computer 1 banks 350, computer 2 ties it, you face two holders: your
+  chance at the start and at a tie are the reference's with both holding
+  the bar (a bank at the tie a third of the win); you bank and all three
+  share."""
+  game = shared_three
+  s = match.start(game, first=1, at=(200, 250, 250))
+  s = match.keep(game, match.roll(game, s, (1, 2, 3, 4, 6, 6)), (1,))
+  s = match.decide(game, s, "bank")
+  s = match.keep(game, match.roll(game, s, (1, 2, 3, 4, 6, 6)), (1,))
+  # Seats counted from computer 1, who reached the goal; you are seat 2.
+  want = reference.final_round_players(3, 300, 200, ((2, 200),), 350,
+                                       (0, 1), ties="shared")
+  assert s.phase == "decide"
+  assert match._decision(game, s).bank == pytest.approx(want[1], abs=1e-12)
+  s = match.decide(game, s, "bank")   # computer 2 ties the bar
+  assert "tying the bar" in s.log[-1] and s.mover == match.PERSON
+  assert match._decision(game, s).roll == pytest.approx(want[2], abs=1e-12)
+  s = match.keep(game, match.roll(game, s, (1, 5, 2, 3, 4, 6)), (1, 5))
+  farkle, _ = reference.distribution("minimal", 4)
+  dec = match._decision(game, s)
+  assert dec.bank == pytest.approx(1 / 3, abs=1e-14)
+  assert dec.roll == pytest.approx(1 - float(farkle), abs=1e-14)
+  s = match.decide(game, s, "bank")
+  assert s.sharers == (0, 1, 2) and match.scores(game, s) == (350,) * 3
+  assert match.result(s) == ("you, computer 1 and computer 2 share the "
+                             "win")
+
+
 def test_games_with_shared_ties_give_nothing_away(shared_three):
-  """The advice in every seat gives nothing away; a game ends with one
-  winner at the top or the seats tied there sharing the win; the web
-  game reports the result in words."""
+  """Last turns after a bank at the goal (optimal play would rather roll
+  on to the cap), the advice in every seat: nothing given away, and
+  each game ends with one winner at the top or the seats tied there
+  sharing; web games report the result in words."""
   game, computer = shared_three, match.Computer(shared_three)
   for seed in range(12):
-    s = _play(game, computer, match.Dice(seed),
-              lambda g, s: computer.step(s, None))
-    assert match.summary(s)[0] < 1e-12
+    first = seed % 3   # at 250, the next seats at 200 and 150
+    at = tuple((250, 200, 150)[(i - first) % 3] for i in range(3))
+    s = match.start(game, first, at=at)
+    s = match.keep(game, match.roll(game, s, (1, 2, 3, 4, 6, 6)), (1,))
+    s = match.decide(game, s, "bank")
+    assert (s.leader, s.bar) == (first, 350)
+    dice, scripted = match.Dice(seed), len(s.moves)
+    while s.phase != "over":
+      s = computer.step(s, dice.roll(s.n) if s.phase == "roll" else None)
+    assert sum(m.loss for m in s.moves[scripted:]) < 1e-12
     points = match.scores(game, s)
     top = [i for i, x in enumerate(points) if x == max(points)]
-    assert max(points) >= 300
     assert (s.sharers == tuple(top) if s.sharers else top == [s.winner])
   ends = play_web_games(game, range(4))
   assert all(g["result"].endswith((" won", " share the win")) for g in ends)
+  assert all(g["ties_shared"] for g in ends)
 
 
 def test_the_last_turn_of_two_may_share_a_tie(tmp_path):

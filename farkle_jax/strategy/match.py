@@ -414,7 +414,7 @@ def _bank(game: Game, s: MatchState) -> MatchState:
 
 def _tie_words(game: Game) -> str:
   """What a tie at the bar does, where ties are shared."""
-  return (" (or tie it to share the win)"
+  return (" (ties share the win)"
           if game.rules.final_round_ties == "shared" else "")
 
 

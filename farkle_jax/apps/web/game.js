@@ -61,7 +61,8 @@ function renderGame() {
       `Turn ${game.turn}` + (game.phase === "over" ? "." :
       `, ${game.mover === "you" ? "yours" : game.mover}: turn total ` +
       `${game.t}, ${game.left}.`) +
-      (game.bar && game.phase !== "over" ? ` Last turn: beat ${game.bar}.` : "");
+      (game.bar && game.phase !== "over" ? ` Last turn: beat ${game.bar}` +
+       (game.ties_shared ? " (ties share the win)." : ".") : "");
   document.getElementById("dice").textContent = dice(game.dice);
   const options = document.getElementById("options");
   options.innerHTML = "";
