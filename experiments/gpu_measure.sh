@@ -8,17 +8,18 @@
 #   bash experiments/gpu_measure.sh OUTDIR [PART ...]
 #
 # PART is any of: device default facebook counts players passcost seats
-# seats_2000 notebook tuning tests (all but the last six by default; the
-# two new ones: three players to 2,000 and experiments/colab.ipynb run
-# through nbclient, whose wheels go in .wheels/notebook/). Each part runs
-# under its own timeout (240, 2 x 330, 230, 200, 120, 2 x 150, 510 and 400
-# s); `facebook` solves
-# the published model twice, with an empty compile cache and then with the
-# cache it left. On one H200 (2026-11-26) the default parts took 27, 14 + 13,
-# 14, 6 and 9 s (83 s in all), the tuning part 2 min 30 s (before the held
-# kernel's variants, each about 40 s more to compile) and the tests 3 min:
+# seats_2000 notebook tuning tests (all but the last six by default).
+# Each part runs under its own timeout (default 240 s, facebook 2 x 330,
+# counts 230, players 200, passcost 120, seats 2 x 150, seats_2000 300,
+# notebook 200, tuning 510 in all, tests 400); `facebook` solves the
+# published model twice, with an empty compile cache and then with the
+# cache it left. On one H200 (2026-11-27) they took 31, 12.5 + 10.2, 19,
+# 6.6, 10, 15.7 + 45.2, 121 and 25 s (311 s with seats, seats_2000 and
+# notebook), the tests 4 min (2026-11-26: the tuning part 2 min 30 s):
 # where a command may run 10 min, run the default parts, then "tuning",
-# then "tests".
+# then "tests". `seats_2000` solves three players on Facebook rules to
+# 2,000; `notebook` runs experiments/colab.ipynb through nbclient
+# (experiments/notebook_run.py), whose wheels go in .wheels/notebook/.
 # `counts` records what a facebook sweep moves as the GPU backend compiles
 # it (XLA's bytes accessed of its fusions); `tuning` times the wavefront's
 # chunk row cut several ways on default and facebook and traces a sweep of
