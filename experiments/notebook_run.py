@@ -14,6 +14,7 @@ the notebook's own tests use them too).
 
 import argparse
 import os
+import re
 import sys
 import time
 
@@ -51,14 +52,28 @@ def main() -> int:
   parser.add_argument("--runs", type=int, default=2)
   args = parser.parse_args()
   try:
-    import nbclient  # pylint: disable=import-outside-toplevel,unused-import
+    from nbclient.exceptions import CellExecutionError  # pylint: disable=C0415
   except ImportError:
     print("notebook_run: needs nbclient, nbformat and ipykernel "
           "(pip install nbclient nbformat ipykernel)", file=sys.stderr)
     return 2
+  path = args.config.partition(":")[0]
+  if not os.path.isfile(os.path.join(ROOT, path)):
+    print(f"notebook_run: --config {args.config!r}: no file {path} in "
+          f"{ROOT}", file=sys.stderr)
+    return 2
+  if args.runs < 1:
+    print(f"notebook_run: --runs {args.runs}: at least 1", file=sys.stderr)
+    return 2
   for run in range(1, args.runs + 1):
+    print(f"== run {run}: every cell in a fresh kernel ...", flush=True)
     start = time.perf_counter()
-    text, images = execute(args.config, args.workdir)
+    try:
+      text, images = execute(args.config, args.workdir)
+    except CellExecutionError as e:
+      last = re.sub(r"\x1b\[[0-9;]*m", "", str(e).strip().splitlines()[-1])
+      print(f"notebook_run: a cell failed: {last}", file=sys.stderr)
+      return 1
     wall = time.perf_counter() - start
     print(f"== run {run}: {wall:.1f} s, {images} figure(s)")
     print(text.rstrip())

@@ -477,3 +477,12 @@ def test_seats_plan_script_counts_memory_and_writes_its_plan(tmp_path):
                 f"--out={tmp_path}")
   assert bad.returncode != 0 and "Traceback" not in bad.stderr
   assert "error: --devices=0: expected positive integers" in bad.stderr
+
+
+def test_notebook_run_refuses_a_missing_config_in_one_line(tmp_path):
+  out = _script("experiments/notebook_run.py", "--config",
+                "configs/nope.py", "--workdir", str(tmp_path))
+  assert out.returncode == 2 and "Traceback" not in out.stderr
+  assert out.stderr.strip().splitlines() == [
+      f"notebook_run: --config 'configs/nope.py': no file configs/nope.py "
+      f"in {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}"]
