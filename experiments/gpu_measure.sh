@@ -56,6 +56,16 @@ timed() {  # timed NAME SECONDS CMD...: runs CMD, logs to OUT/NAME.log
     $((ms / 1000)) $((ms % 1000)) | tee -a "$out/walls.txt"
 }
 
+three() {  # three NAME SECONDS [FLAG ...]: three players, tiny:facebook
+  local name=$1 limit=$2
+  shift 2
+  rm -rf "/tmp/gpu_$name"
+  timed "$name" "$limit" python3 -m farkle_jax.main \
+    --config configs/tiny.py:facebook --config.rules.players=3 "$@" \
+    --workdir "/tmp/gpu_$name" --progress=log --verbose
+  cp "/tmp/gpu_$name/summary.json" "$out/${name}_summary.json" 2>/dev/null
+}
+
 for part in $parts; do
   case $part in
     device)
@@ -93,26 +103,13 @@ for part in $parts; do
     seats)
       # Three players on Facebook rules with the Newton step: the tiny game
       # to 1,000 (README's table), then to 1,500 (floor -750).
-      rm -rf /tmp/gpu_s3 /tmp/gpu_s3b
-      timed seats 150 python3 -m farkle_jax.main \
-        --config configs/tiny.py:facebook --config.rules.players=3 \
-        --workdir /tmp/gpu_s3 --progress=log --verbose
-      cp /tmp/gpu_s3/summary.json "$out/seats_summary.json" 2>/dev/null
-      timed seats_1500 150 python3 -m farkle_jax.main \
-        --config configs/tiny.py:facebook --config.rules.players=3 \
-        --config.rules.goal=1500 --config.rules.floor=-750 \
-        --workdir /tmp/gpu_s3b --progress=log --verbose
-      cp /tmp/gpu_s3b/summary.json "$out/seats_1500_summary.json" \
-        2>/dev/null ;;
+      three seats 150
+      three seats_1500 150 --config.rules.goal=1500 \
+        --config.rules.floor=-750 ;;
     seats_2000)
       # The README's three-player game at scale: Facebook rules to 2,000.
-      rm -rf /tmp/gpu_s3c
-      timed seats_2000 300 python3 -m farkle_jax.main \
-        --config configs/tiny.py:facebook --config.rules.players=3 \
-        --config.rules.goal=2000 --config.rules.floor=-1000 \
-        --workdir /tmp/gpu_s3c --progress=log --verbose
-      cp /tmp/gpu_s3c/summary.json "$out/seats_2000_summary.json" \
-        2>/dev/null ;;
+      three seats_2000 300 --config.rules.goal=2000 \
+        --config.rules.floor=-1000 ;;
     notebook)
       # experiments/colab.ipynb on the published model, then resumed.
       if ls .wheels/notebook/*.whl >/dev/null 2>&1; then

@@ -127,9 +127,8 @@ def play(game, computer: match.Computer, dice: match.Dice | None,
     if s.phase == "roll" and s.n == 6 and s.t == 0:
       seats = ", ".join(f"{who} {points}" for who, points in
                         zip(names, match.scores(game, s)))
-      tie = (" (ties share the win)"
-             if game.rules.final_round_ties == "shared" else "")
-      last = f"; last turn: beat {s.bar}{tie}" if s.bar else ""
+      last = (f"; last turn: beat {s.bar}{match.tie_words(game)}"
+              if s.bar else "")
       print(f"-- turn {s.turn}: {seats} (goal {game.rules.goal}{last})")
     before = s
     if s.mover == match.PERSON:

@@ -385,7 +385,7 @@ def _bank_final(game: Game, s: MatchState, total: int) -> MatchState:
   s = s._replace(bar=total, holder=s.mover,
                  leader=s.mover if s.leader < 0 else s.leader)
   return _next_chaser(game, s, f"{who} banked {banked}: {total} points, "
-                      f"the bar for the last turns{_tie_words(game)}")
+                      f"the bar for the last turns{tie_words(game)}")
 
 
 def _bank(game: Game, s: MatchState) -> MatchState:
@@ -406,13 +406,13 @@ def _bank(game: Game, s: MatchState) -> MatchState:
     other = NAMES[1 - s.mover]
     s = _next_turn(game, s, (s.key[1], s.key[0], s.key[3], s.key[2]),
                    f"{who} banked {s.t}: {total} points; {other} has one "
-                   f"last turn to beat {total}{_tie_words(game)}")
+                   f"last turn to beat {total}{tie_words(game)}")
     return s._replace(bar=total)
   return _next_turn(game, s, game.after_bank(s.key, s.t),
                     f"{who} banked {s.t}: {total} points")
 
 
-def _tie_words(game: Game) -> str:
+def tie_words(game: Game) -> str:
   """What a tie at the bar does, where ties are shared."""
   return (" (ties share the win)"
           if game.rules.final_round_ties == "shared" else "")
