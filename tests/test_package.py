@@ -1,5 +1,6 @@
 """The package's public face: the names of `__all__`, loaded on first use."""
 
+import os
 import subprocess
 import sys
 
@@ -22,6 +23,30 @@ def test_importing_the_package_loads_no_solver_or_strategy():
       capture_output=True, text=True, timeout=120)
   assert out.returncode == 0, out.stderr
   assert out.stdout.strip() == "[]"
+
+
+def _xla_flags_after_import(flags: str | None) -> str:
+  """XLA_FLAGS as a fresh process sees it after importing the package,
+  started with `flags` (None: unset)."""
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  if flags is not None:
+    env["XLA_FLAGS"] = flags
+  out = subprocess.run(
+      [sys.executable, "-c", "import os, farkle_jax; "
+       "print(os.environ.get('XLA_FLAGS'))"], cwd=ROOT, env=env,
+      capture_output=True, text=True, timeout=120)
+  assert out.returncode == 0, out.stderr
+  return out.stdout.strip()
+
+
+def test_the_package_asks_for_loops_on_the_gpu_unless_told_otherwise():
+  wanted = "--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL"
+  assert _xla_flags_after_import(None) == wanted
+  assert _xla_flags_after_import("--xla_dump_to=/tmp/x") == (
+      "--xla_dump_to=/tmp/x " + wanted)
+  # A user's own choice of command buffers stays, untouched.
+  assert _xla_flags_after_import("--xla_gpu_enable_command_buffer=") == (
+      "--xla_gpu_enable_command_buffer=")
 
 
 def test_load_and_solve_are_the_package_functions(tmp_path, tiny_runs):
