@@ -4,7 +4,7 @@
     python experiments/kernel_tuning.py --config configs/default.py \
         --variants=xla:4,pallas:4:128:1:4:1,pallas:1:128:4:4:1 --sweeps=3
 
-Each variant is `kernel:chunks[:tile:unroll:warps:stages[:held]]`: kernel `xla`
+Each variant is `kernel:chunks[:tile:unroll:warps:stages[:held[:per_dice]]]`: kernel `xla`
 (XLA's ops) or `pallas` (the fused kernel, `solver.wave_kernel`; on a CPU
 interpreted, a check rather than a speed); chunks, the loop iterations the
 widest step is cut into (`wave_schedule.CHUNKS`); the rest the kernel's
@@ -47,7 +47,7 @@ _VARIANTS = flags.DEFINE_list(
     "pallas:4:128:4:4:1,pallas:1:64:4:2:1,pallas:1:32:4:1:1,"
     "pallas:1:128:4:4:2,pallas:1:128:8:4:1,pallas:4:32:1:1:1:1,"
     "pallas:4:64:1:2:1:1,pallas:4:128:1:4:1:1",
-    "kernel:chunks[:tile:unroll:warps:stages[:held]] each.")
+    "kernel:chunks[:tile:unroll:warps:stages[:held[:per_dice]]] each.")
 _SWEEPS = flags.DEFINE_integer("sweeps", 3, "Sweeps timed per variant.")
 _JSON = flags.DEFINE_string("json", None, "Write the table here as JSON.")
 _PROFILE = flags.DEFINE_string(
@@ -58,9 +58,9 @@ _PROFILE = flags.DEFINE_string(
 def parse(spec: str) -> tuple[str, int, wave_kernel.Tuning]:
   """(kernel, chunks, tuning) of one `--variants` entry."""
   parts = spec.split(":")
-  if parts[0] not in ("xla", "pallas") or len(parts) not in (2, 6, 7):
+  if parts[0] not in ("xla", "pallas") or len(parts) not in (2, 6, 7, 8):
     raise app.UsageError(f"--variants: {spec!r} is not "
-                         "kernel:chunks[:tile:unroll:warps:stages[:held]]")
+                         "kernel:chunks[:tile:unroll:warps:stages[:held[:per_dice]]]")
   numbers = [int(p) for p in parts[1:]]
   if min(numbers[:5]) < 1:
     raise app.UsageError(f"--variants: {spec!r}: chunks, tile, unroll, "

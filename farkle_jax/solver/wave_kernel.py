@@ -24,7 +24,11 @@ another. It now reads each set's own options only (823; the sets in
 groups by option count, `OptionTable.spans`), not yet timed on a GPU.
 `held_row` reads each row once per tile and keeps it on chip, its sets
 constants of its program (`Tuning.held`; compiles for an H100 in about
-40 s; not yet run on a GPU, so not the default).
+40 s; 0.26 s a sweep on an H200, so not the default). `Tuning.per_dice`
+adds each set to its own dice count's sum alone, a sixth of the
+arithmetic: on an H200 0.317 s a sweep against 0.338 s, but its loop per
+option count and dice count (about 30 instead of 6) took 1.1 s longer
+to compile there, more than 17 sweeps gain; not the default.
 """
 
 from __future__ import annotations
@@ -48,6 +52,9 @@ class Tuning(NamedTuple):
   warps: int = 4     # Triton's num_warps
   stages: int = 1    # Triton's num_stages
   held: bool = False  # the row's targets held, each read once (`held_row`)
+  per_dice: bool = False  # each set added to its own dice count's sum
+                          #   alone (the sets in a loop per option count
+                          #   and dice count)
 
 
 TUNING = Tuning()
@@ -110,7 +117,7 @@ def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
   margin = margin_ref[mine]
   dtype, slope_dtype = ring_ref.dtype, tangent_ref.dtype
 
-  def some_sets(first_set, count, options, sums):
+  def some_sets(first_set, count, options, dice, sums):
     totals, tangents = sums
     # Several sets at once: their reads are independent, so they are in
     # flight together instead of one set's latency after another's.
@@ -118,30 +125,50 @@ def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
                    margin, first_set + u, options, sloped)
              for u in range(count)]
     for u, (best, tan) in enumerate(bests):
-      # Six running sums, one per dice count (vectors of T: Triton keeps
-      # them in registers, and slices of a 2-D block it would not lower),
+      # Running sums, one per dice count (vectors of T: Triton keeps them
+      # in registers, and slices of a 2-D block it would not lower),
       # compensated (Kahan): the sum is then exact to about an ulp,
-      # whatever order XLA's product takes its terms in.
-      w = [weight_ref[n, first_set + u] for n in range(N_DICE)]
-      totals = tuple(_kahan(x, w[n] * best) for n, x in enumerate(totals))
+      # whatever order XLA's product takes its terms in. A set weighs
+      # into one dice count: only that sum moves.
+      w = {n: weight_ref[n, first_set + u] for n in dice}
+      totals = tuple(_kahan(x, w[n] * best) if n in w else x
+                     for n, x in enumerate(totals))
       if sloped:
-        tangents = tuple(x + w[n].astype(slope_dtype) * tan
-                         for n, x in enumerate(tangents))
+        tangents = tuple(x + w[n].astype(slope_dtype) * tan if n in w
+                         else x for n, x in enumerate(tangents))
     return totals, tangents
 
   zeros = lambda dt: tuple(jnp.zeros((T,), dt) for _ in range(N_DICE))
   sums = (tuple(zip(zeros(dtype), zeros(dtype))), zeros(slope_dtype))
-  for options, lo, hi in spans:   # the sets in order, U at a time
-    sums = jax.lax.fori_loop(
+  for options, dice, lo, hi in _groups(spans, tuning.per_dice):
+    sums = jax.lax.fori_loop(   # the sets in order, U at a time
         0, (hi - lo) // U,
-        lambda g, sums, lo=lo, j=options: some_sets(lo + g * U, U, j, sums),
+        lambda g, sums, lo=lo, j=options, d=dice: some_sets(
+            lo + g * U, U, j, d, sums),
         sums)
     if (hi - lo) % U:
-      sums = some_sets(hi - (hi - lo) % U, (hi - lo) % U, options, sums)
+      sums = some_sets(hi - (hi - lo) % U, (hi - lo) % U, options, dice,
+                       sums)
   totals, tangents = sums
   _write_rows([total for total, _ in totals], tangents, mine, cols,
               where_ref, prob_ref, vector_ref, farkle_ref, bank_ref,
               ring_out, tangent_out, sloped)
+
+
+def _groups(spans: tuple, per_dice: bool) -> list:
+  """(options, dice counts, first, end) of each loop over sets: a span
+  each (`OptionTable.spans`), or with `per_dice` off the spans of one
+  option count merged, each set added to all six sums (its weight 0 in
+  five of them)."""
+  if per_dice:
+    return [(j, (n,), lo, hi) for j, n, lo, hi in spans]
+  merged = []
+  for j, _, lo, hi in spans:
+    if merged and merged[-1][0] == j:
+      merged[-1] = (j, merged[-1][1], merged[-1][2], hi)
+    else:
+      merged.append((j, tuple(range(N_DICE)), lo, hi))
+  return merged
 
 
 def _write_rows(totals, tangents, mine, cols, where_ref, prob_ref,

@@ -31,14 +31,16 @@ class OptionTable(NamedTuple):
   index: np.ndarray   # [S, J] int32 targets of each set's options (pad:
                       #   its first option again, which leaves the max)
   weight: np.ndarray  # [6, S] probability of each set under each dice count
-  spans: tuple[tuple[int, int, int], ...]  # (j, first, end): sets first ..
-                      #   end - 1 have j options (the sets in that order)
+  spans: tuple[tuple[int, int, int, int], ...]  # (j, n, first, end):
+                      #   sets first .. end - 1 have j options and weigh
+                      #   into dice count n alone (the sets in that order)
 
 
 def option_table(row: bellman.RowPlan) -> OptionTable:
   """The score sets of `row`, padded to the most options of any set, in
   order of their number of options (so that a kernel can read only the
-  real ones: 823 options against 228 x 6 for facebook)."""
+  real ones: 823 options against 228 x 6 for facebook), then of their
+  dice count (so that it adds each set to its own dice count's sum)."""
   sets = [(n, opts, p) for n in range(N_DICE)
           for opts, p in zip((o for group in row.sets[n] for o in group),
                              row.weights[n])]
@@ -49,9 +51,10 @@ def option_table(row: bellman.RowPlan) -> OptionTable:
   weight = np.zeros((N_DICE, len(sets)))
   for s, (n, _, p) in enumerate(sets):
     weight[n, s] = p
-  counts = [len(o) for _, o, _ in sets]
-  spans = tuple((j, counts.index(j), len(counts) - counts[::-1].index(j))
-                for j in sorted(set(counts)))
+  keys = [(len(o), n) for n, o, _ in sets]
+  spans = tuple((j, n, keys.index((j, n)),
+                 len(keys) - keys[::-1].index((j, n)))
+                for j, n in sorted(set(keys)))
   return OptionTable(index, weight, spans)
 
 
