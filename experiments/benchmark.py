@@ -139,6 +139,7 @@ def counts_of(c: sweep_counts.SweepCounts, sweeps: int) -> dict:
       "xla_bytes_accessed_per_sweep": c.xla_bytes_accessed,
       "rows_evaluated_per_sweep": c.column_steps,
       "live_rows_per_sweep": c.live_rows,
+      "kernel_rows_per_sweep": c.kernel_rows or None,
       "projected_h100_seconds": sweep_counts.projected_seconds(c, sweeps),
       "projected_h100_seconds_from_xla": sweep_counts.projected_seconds(
           c, sweeps, xla=True) if c.xla_bytes_accessed else None}
@@ -279,6 +280,10 @@ def print_counts(results) -> None:
         "dependent steps x 8 us); (XLA): with XLA's bytes accessed, which "
         "charge each fusion whole arrays")
   for r in results:
+    if r.get("kernel_rows_per_sweep"):
+      print(f"# {r['method']}: the fused kernel computes "
+            f"{r['kernel_rows_per_sweep']:.4g} of the rows (the tiles "
+            "with a live column; it skips the others)")
     if r.get("refreshes") is not None:
       print(f"# {r['method']}: {r['refreshes']} exit refresh(es) of "
             f"{r['refresh_dependent_steps']:,} dependent steps and "

@@ -143,6 +143,35 @@ def test_sweep_bytes_follow_the_live_rows():
           < moved.column_steps * with_slopes + rings + 64 * layout.num_keys)
 
 
+@pytest.mark.parametrize("tile", [32, 128])
+def test_the_kernel_computes_the_tiles_that_hold_a_live_column(tile):
+  """`wave_counts.busy_rows` against walking the columns as the sweep
+  does: at each step, the tiles of `tile` columns with a live key (what
+  the fused kernel computes; it skips the others)."""
+  layout = StateLayout(GAMES["facebook"])
+  roll = bellman.roll_arrays(roll_tables.build(layout.rules))
+  tables, plan = wavefront.build(layout, roll, relative=True, segments=4)
+  finish, t_max = np.asarray(tables.finish), np.asarray(tables.t_max)
+  rows = sloped = 0
+  for m in range(len(plan.widths)):
+    col_keys = wavefront.segment_keys(tables, plan, m)[0]
+    columns = np.arange(len(col_keys))
+    pointer = np.zeros(len(col_keys), np.int64)
+    for tau in range(plan.bounds[m], plan.bounds[m + 1]):
+      key = col_keys[columns, pointer]
+      pointer = np.minimum(pointer + (finish[key] < tau),
+                           col_keys.shape[1] - 1)
+      t = finish[col_keys[columns, pointer]] - tau
+      live = (t >= 0) & (t <= t_max[col_keys[columns, pointer]])
+      busy = live.reshape(-1, tile).any(axis=1)
+      rows += int(busy.sum()) * tile
+      sloped += int(busy[:plan.sloped[m] // tile].sum()) * tile
+  got = wave_counts.busy_rows(tables, plan, tile)
+  assert got == (rows, sloped)
+  assert (layout.num_states // N_DICE <= got.rows
+          < np.dot(np.diff(plan.bounds), plan.widths))
+
+
 @pytest.mark.parametrize("name", ["facebook", "minimal"])
 def test_slopes_are_kept_for_the_keys_whose_farkle_finishes_with_them(name):
   layout, plan, tab = _built(GAMES[name], segments=3)

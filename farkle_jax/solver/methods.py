@@ -214,10 +214,14 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
 
   def counts():
     moved = wave_counts.sweep_bytes(plan, settings.dtype)
-    return SweepCounts(plan.steps, moved.gathered,
-                       wave_counts.xla_bytes(tables, plan, settings.dtype),
-                       moved.written, moved.column_steps, moved.live_rows,
-                       wave_counts.kernel_bytes(plan, settings.dtype))
+    busy = (None if plan.kernel == "xla" else wave_counts.busy_rows(
+        tables, plan, wave_kernel.TUNING.tile))
+    return SweepCounts(
+        plan.steps, moved.gathered,
+        wave_counts.xla_bytes(tables, plan, settings.dtype, busy),
+        moved.written, moved.column_steps, moved.live_rows,
+        wave_counts.kernel_bytes(plan, settings.dtype, busy),
+        busy.rows if busy else 0)
 
   if not (settings.newton and wave_newton.applies(layout)):
     return _vector_method("wavefront", layout, settings, tables, sweep,

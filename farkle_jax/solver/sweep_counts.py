@@ -53,6 +53,8 @@ class SweepCounts(NamedTuple):
   kernel_bytes: int = 0      # of xla_bytes_accessed, the Pallas kernels'
                              #   (custom calls XLA does not count), from
                              #   their plans
+  kernel_rows: int = 0       # of column_steps, those a fused kernel
+                             #   computes (it skips idle tiles); 0: none
 
 
 def projected_seconds(counts: SweepCounts, sweeps: int,

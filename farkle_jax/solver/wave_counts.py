@@ -18,7 +18,7 @@ from farkle_jax.solver import sweep_counts
 from farkle_jax.solver.wave_row import INDEX_BYTES, SLOPE_DTYPE, column_bytes
 from farkle_jax.solver.wavefront import (
     WavePlan, WaveTables, _Columns, _chunk_step, _finish_group, _move_chunk,
-    _ring_row)
+    _ring_row, segment_keys)
 
 
 class SweepBytes(NamedTuple):
@@ -51,10 +51,11 @@ def sweep_bytes(plan: WavePlan, dtype) -> SweepBytes:
           + keys * size), column_steps, rows)
 
 
-def xla_bytes(tables: WaveTables, plan: WavePlan, dtype) -> float:
+def xla_bytes(tables: WaveTables, plan: WavePlan, dtype,
+              busy: BusyRows | None = None) -> float:
   """XLA's bytes accessed by one sweep: each loop body compiled alone (for
   the GPU aimed at, if any) and counted at its trip count; with the fused
-  kernels, their own bytes (`kernel_bytes`) added."""
+  kernels, their own bytes (`kernel_bytes` of the `busy` rows) added."""
   rows, W, Ws = plan.ring_rows * N_DICE, plan.width, plan.sloped_width
   shape = jax.ShapeDtypeStruct
   columns = _Columns(shape((plan.layout.padded_size,), jnp.dtype(dtype)),
@@ -88,22 +89,57 @@ def xla_bytes(tables: WaveTables, plan: WavePlan, dtype) -> float:
   return float(np.dot(lengths, sloped) * chunk(True)
                + np.dot(lengths, other) * chunk(False)
                + plan.span * finish + sloped.sum() * move(True)
-               + other.sum() * move(False) + kernel_bytes(plan, dtype))
+               + other.sum() * move(False) + kernel_bytes(plan, dtype,
+                                                          busy))
 
 
-def kernel_bytes(plan: WavePlan, dtype) -> int:
+class BusyRows(NamedTuple):
+  """Rows the fused kernel computes in one sweep: the columns of the tiles
+  that hold a live column at a step (it skips the others)."""
+  rows: int     # all such column-steps
+  sloped: int   # of them, in the sloped chunks
+
+
+def busy_rows(tables: WaveTables, plan: WavePlan, tile: int) -> BusyRows:
+  """`BusyRows` of a sweep in tiles of `tile` columns, from the schedule:
+  a column runs key k at steps finish[k] - t_max[k] .. finish[k], so a
+  tile is busy at the steps its columns' intervals cover."""
+  finish, t_max = np.asarray(tables.finish), np.asarray(tables.t_max)
+  K = plan.layout.num_keys
+  rows = sloped = 0
+  for m, width in enumerate(plan.widths):
+    keys = segment_keys(tables, plan, m)[0]                  # [W, L]
+    lo, hi = plan.bounds[m], plan.bounds[m + 1]
+    first = np.maximum(finish[keys] - t_max[keys], lo) - lo
+    last = np.minimum(finish[keys], hi - 1) - lo
+    live = (keys < K) & (first <= last)
+    tile_of = np.broadcast_to((np.arange(width) // tile)[:, None],
+                              keys.shape)[live]
+    marks = np.zeros((width // tile, hi - lo + 1), np.int64)
+    np.add.at(marks, (tile_of, first[live]), 1)
+    np.add.at(marks, (tile_of, last[live] + 1), -1)
+    steps = (np.cumsum(marks, axis=1)[:, :-1] > 0).sum(axis=1)  # per tile
+    rows += int(steps.sum()) * tile
+    sloped += int(steps[:plan.sloped[m] // tile].sum()) * tile
+  return BusyRows(rows, sloped)
+
+
+def kernel_bytes(plan: WavePlan, dtype, busy: BusyRows | None = None
+                 ) -> int:
   """Bytes one sweep's Pallas kernels move, from their plans (XLA's cost
   analysis does not see into a custom call): the row kernel reads each
-  distinct target's ring row of its columns and writes six rows; the move
-  kernel reads and writes each moved column's ring. 0 for XLA's step."""
+  distinct target's ring row of its columns and writes six rows (of the
+  `busy` rows, if given: the tiles it does not skip); the move kernel
+  reads and writes each moved column's ring. 0 for XLA's step."""
   if plan.kernel == "xla":
     return 0
   size, slope = jnp.dtype(dtype).itemsize, jnp.dtype(SLOPE_DTYPE).itemsize
   lengths = np.diff(plan.bounds)
+  busy = busy or BusyRows(int(np.dot(lengths, plan.widths)),
+                          int(np.dot(lengths, plan.sloped)))
   per_column = (plan.row.num_targets + N_DICE) * size
   per_sloped = (plan.row.num_targets + N_DICE) * slope
-  return int(np.dot(lengths, plan.widths) * per_column
-             + np.dot(lengths, plan.sloped) * per_sloped
+  return int(busy.rows * per_column + busy.sloped * per_sloped
              + 2 * _ring_bytes(plan, size, slope) + _carry_bytes(plan))
 
 

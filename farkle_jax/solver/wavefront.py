@@ -271,11 +271,18 @@ def _at(*index) -> tuple[jax.Array, ...]:
   return tuple(jnp.asarray(i, jnp.int32) for i in index)
 
 
-def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
-                sloped: bool, split) -> _Columns:
-  """Row `tau` of the C columns of chunk j of segment m."""
-  layout, C = plan.layout, plan.chunk
-  first = j * C
+class _ChunkKeys(NamedTuple):
+  """What a chunk's C columns run at one step."""
+  pointer: jax.Array  # [C] int32 each column's place in its keys
+  key: jax.Array      # [C] int32 the key it runs
+  t: jax.Array        # [C] row of that key (< 0 or > t_max: idle)
+  margin: jax.Array   # [C] gains past it win (t_max - t)
+
+
+def _chunk_keys(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
+                split) -> _ChunkKeys:
+  """The keys and rows of chunk j of segment m at step `tau`."""
+  C, first = plan.chunk, j * plan.chunk
   pointer = split(jax.lax.dynamic_slice_in_dim(c.pointer, first, C))
   depth = tables.depth[m]
   # The chunk's columns' keys, sliced first: a gather is charged its source.
@@ -285,8 +292,15 @@ def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
   key = col_keys[at_key + pointer]
   pointer = jnp.minimum(pointer + (tables.finish[key] < tau), depth - 1)
   key = col_keys[at_key + pointer]
-  t = tables.finish[key] - tau              # < 0 or > t_max: idle column
-  margin = tables.t_max[key] - t            # gains past it win
+  t = tables.finish[key] - tau
+  return _ChunkKeys(pointer, key, t, tables.t_max[key] - t)
+
+
+def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
+                sloped: bool, split) -> _Columns:
+  """Row `tau` of the C columns of chunk j of segment m."""
+  layout, first = plan.layout, j * plan.chunk
+  pointer, key, t, margin = _chunk_keys(tau, m, j, c, tables, plan, split)
   base = tables.bank_base[key]
   t_bank = jnp.clip(t, 0, layout.num_rows)
   # Where the farkle and the bank read the start values (-1: no bank).
@@ -299,19 +313,22 @@ def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
   reads = (jnp.where(guessed, layout.raised_key(farkle, total, jnp), farkle),
            jnp.where(t >= layout.bank_floor_at(base, jnp),
                      layout.bank_position(base, t_bank, jnp), -1))
-  ring, tangent = _write_row(c, tau, m, first, margin, reads, tables, plan,
-                             sloped, split)
+  busy = (t >= 0) & (margin >= 0)
+  ring, tangent = _write_row(c, tau, m, first, margin, busy, reads, tables,
+                             plan, sloped, split)
   return c._replace(ring=ring, tangent=tangent,
                     pointer=jax.lax.dynamic_update_slice_in_dim(
                         c.pointer, pointer, first, 0))
 
 
-def _write_row(c: _Columns, tau, m, first, margin, reads, tables: WaveTables,
-               plan: WavePlan, sloped: bool, split
+def _write_row(c: _Columns, tau, m, first, margin, busy, reads,
+               tables: WaveTables, plan: WavePlan, sloped: bool, split
                ) -> tuple[jax.Array, jax.Array]:
   """The rings with the chunk's six new rows (and slopes, if `sloped`)
-  written: XLA's step, or the fused kernel (`plan.kernel`). `reads`: [C]
-  positions of the farkle's and the bank's start values (-1: no bank)."""
+  written: XLA's step, or the fused kernel (`plan.kernel`), which skips
+  the tiles whose columns are all idle (`busy` [C] false: no key reads an
+  idle column's rows). `reads`: [C] positions of the farkle's and the
+  bank's start values (-1: no bank)."""
   rows, row, C = plan.ring_rows, plan.row, plan.chunk
   gains = np.asarray(row.gains)
   source = ((tau - gains) % rows) * N_DICE + np.asarray(row.dice)   # [D]
@@ -323,7 +340,7 @@ def _write_row(c: _Columns, tau, m, first, margin, reads, tables: WaveTables,
         c.ring, c.tangent, jnp.stack(_at(cur, at, first)),
         source.astype(jnp.int32), tables.farkle_prob.astype(c.ring.dtype),
         margin.astype(jnp.int32), c.vector,
-        *(r.astype(jnp.int32) for r in reads), row=row, sloped=sloped,
+        *(r.astype(jnp.int32) for r in reads), busy, row=row, sloped=sloped,
         interpret=interpret)
   if plan.kernel != "xla":
     # Each option's ring row and gain, ready: the kernel reads one table
@@ -334,7 +351,7 @@ def _write_row(c: _Columns, tau, m, first, margin, reads, tables: WaveTables,
         jnp.asarray(gains[options.index], jnp.int32),
         jnp.asarray(options.weight, c.ring.dtype),
         tables.farkle_prob.astype(c.ring.dtype), margin.astype(jnp.int32),
-        c.vector, *(r.astype(jnp.int32) for r in reads),
+        c.vector, *(r.astype(jnp.int32) for r in reads), busy,
         spans=options.spans, sloped=sloped, interpret=interpret)
   x_farkle = 1 - c.vector[reads[0]]
   bank = jnp.where(reads[1] >= 0, 1 - c.vector[jnp.maximum(reads[1], 0)],
