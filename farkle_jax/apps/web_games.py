@@ -258,7 +258,7 @@ def _view(game, gid: str, g: _Game) -> dict[str, Any]:
           "turn": s.turn, "t": s.t, "n": s.n, "dice": list(s.dice),
           "left": match.dice_words(game, s.n),
           "bar": s.bar or None,
-          "ties_shared": game.rules.final_round_ties == "shared",
+          "ties_shared": game.rules.ties_shared,
           "log": list(s.log), "options": [], "winner": None,
           "last_move": s.moves[-1]._asdict() | {"loss": s.moves[-1].loss}
           if s.moves else None}

@@ -421,7 +421,7 @@ class StateLayout(ScoreUnits):
     gap = self.goal + j - self.score_units(d)   # the tie's turn total
     floor = self.bank_floor(d)
     need = np.maximum(gap + 1, floor)
-    tie = (self.rules.final_round_ties == "shared") & (gap >= floor)
+    tie = self.rules.ties_shared & (gap >= floor)
     return np.where(j < self.past_goal,
                     final_round.chaser_wins(self.rules, need, tie), 0.0)
 

@@ -132,6 +132,12 @@ class Rules:
     return self.penalty > 0
 
   @property
+  def ties_shared(self) -> bool:
+    """Whether players tied at the bar at the end of a final round share
+    the win (`final_round_ties`)."""
+    return self.final_round_ties == "shared"
+
+  @property
   def farkle_states(self) -> int:
     """Values of each of the state's two farkle fields: the farkle count
     under a penalty (`penalty_count`), each player's hand under `hands`

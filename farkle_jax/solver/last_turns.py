@@ -54,7 +54,7 @@ CHUNK = 4096   # thresholds x later scores passed together (bounds memory)
 
 def shared(seats: SeatsLayout) -> bool:
   """Whether players tied at the bar share the win."""
-  return seats.rules.final_round_ties == "shared"
+  return seats.rules.ties_shared
 
 
 def footprint(seats: SeatsLayout) -> int:

@@ -56,23 +56,25 @@ class LastTurns:
     """A bar in points as units past the goal."""
     return bar // self.seats.unit - self.seats.goal
 
-  def _tie(self, key: tuple, bar: int, holders: int) -> int:
+  def _tau(self, key: tuple, bar: int) -> int:
+    """The mover's threshold at `bar`: a bank needs a total past the goal
+    by more than it (`last_turns.threshold`)."""
+    return int(last_turns.threshold(self.seats, self._units(bar), key[0]))
+
+  def _tie(self, bar: int, holders: int, tau: int) -> int:
     """The holders a bank at the bar would join (shared ties, where the
-    mover's bank floor allows banking the bar), else 0."""
-    units = self._units(bar)
-    tau = int(last_turns.threshold(self.seats, units, key[0]))
-    return holders if last_turns.shared(self.seats) and tau == units - 1 \
-        else 0
+    mover's threshold `tau` allows banking the bar), else 0."""
+    shared = last_turns.shared(self.seats) and tau == self._units(bar) - 1
+    return holders if shared else 0
 
   def _turn(self, key: tuple, bar: int, later: int, holders: int
             ) -> np.ndarray:
     """[T + 1, S, C] the mover's last turn, rows by running total, for
     the mover of `key` (scores from the mover) with `later` chasers after
     them and `holders` players holding the bar."""
-    seats = self.seats
-    tau = int(last_turns.threshold(seats, self._units(bar), key[0]))
+    seats, tau = self.seats, self._tau(key, bar)
     rest = int(seats.scores_index(tuple(key[1:1 + later])))
-    tie = self._tie(key, bar, holders)
+    tie = self._tie(bar, holders, tau)
     ask = (int(key[0]), tau, rest, later, tie)
     if ask not in self._rows:
       self._rows[ask] = last_turns.chaser_turn(
@@ -93,9 +95,8 @@ class LastTurns:
   def may_bank(self, key: tuple, bar: int, t: int) -> bool:
     """Whether a turn total of t points may be banked: past the bar (or
     at it, with shared ties) and at least the chaser's bank floor."""
-    tau = int(last_turns.threshold(self.seats, self._units(bar), key[0]))
     x = last_turns.running_total(self.seats, self._row(key, t))
-    return x >= self.seats.goal + 1 + tau
+    return x >= self.seats.goal + 1 + self._tau(key, bar)
 
   def choices(self, key: tuple, bar: int, later: int, t: int, n: int,
               dice: Sequence[int], holders: int = 1) -> tuple[Choice, ...]:
@@ -130,7 +131,7 @@ class LastTurns:
       x = min(last_turns.running_total(self.seats, row) - self.seats.goal,
               self.seats.past_goal - 1)
       rest = int(self.seats.scores_index(tuple(key[1:1 + later])))
-      tie = self._tie(key, bar, holders)
+      tie = self._tie(bar, holders, self._tau(key, bar))
       joins = tie if tie and x == self._units(bar) else 0   # j + holders
       bank = float(self._tables()[later][x, joins, rest, 0])
     best = "bank" if bank is not None and bank >= roll else "roll"

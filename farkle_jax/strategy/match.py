@@ -415,7 +415,7 @@ def _bank(game: Game, s: MatchState) -> MatchState:
 def tie_words(game: Game) -> str:
   """What a tie at the bar does, where ties are shared."""
   return (" (ties share the win)"
-          if game.rules.final_round_ties == "shared" else "")
+          if game.rules.ties_shared else "")
 
 
 def _whole_hand(game: Game, key) -> int:

@@ -238,7 +238,7 @@ class SolvedGame:
     unit = self.layout.unit
     least = self.bank_minimum(b, on_board)
     need = max(bar - b + unit, least)
-    tie = self.rules.final_round_ties == "shared" and bar - b >= least
+    tie = self.rules.ties_shared and bar - b >= least
 
     def worth(t2: int, n2: int) -> tuple[float, bool]:
       rest = (need - t2) // unit
@@ -398,7 +398,7 @@ class SolvedGame:
     on wins by passing the bar."""
     p = self._position_at(key, t, n)
     unit, least = self.layout.unit, self.bank_minimum(p.b, p.b_on)
-    tie = self.rules.final_round_ties == "shared" and bar - p.b >= least
+    tie = self.rules.ties_shared and bar - p.b >= least
     bank = 0.5 if tie and p.b + t == bar else None
     rest = (max(bar - p.b + unit, least) - t) // unit
     roll = final_round.chance(self.rules, rest, n)
