@@ -8,7 +8,8 @@
 #   bash experiments/gpu_measure.sh OUTDIR [PART ...]
 #
 # PART is any of: device default facebook counts players passcost seats
-# seats_2000 notebook tuning tests (all but the last six by default).
+# seats_2000 notebook tuning ncu tests (all but the last seven by
+# default).
 # Each part runs under its own timeout (default 240 s, facebook 2 x 330,
 # counts 230, players 200, passcost 120, seats 2 x 150, seats_2000 300,
 # notebook 200, tuning 510 in all, tests 400); `facebook` solves the
@@ -133,11 +134,27 @@ for part in $parts; do
       timed profile 60 python3 experiments/kernel_tuning.py \
         --config configs/facebook.py --sweeps=1 \
         --variants=xla:4,pallas:4:128:1:4:1 --profile /tmp/gpu_profile ;;
+    ncu)
+      # Where a fused-kernel launch's time goes (Nsight Compute, one
+      # launch of a facebook sweep), tried two ways: the first, kernel
+      # replay, ended in a segmentation fault of the profiled process on
+      # an H200 (2026-11-27); application replay reruns the process
+      # instead. Loops from the host, so the launch is a plain kernel.
+      for mode in kernel application; do
+        XLA_FLAGS=--xla_gpu_enable_command_buffer= timed "ncu_$mode" 150 \
+          ncu --replay-mode "$mode" -k regex:wave_chunk_row \
+          --launch-skip 300 --launch-count 1 --section SpeedOfLight \
+          --section Occupancy --section WarpStateStats \
+          --section SchedulerStats --section MemoryWorkloadAnalysis \
+          --section LaunchStats python3 experiments/kernel_tuning.py \
+          --config configs/facebook.py --sweeps=1 \
+          --variants=pallas:4:128:1:4:1
+      done ;;
     tests)
       JAX_PLATFORMS=cuda timed tests 400 python3 -m pytest -q -n 10 -v \
         -p no:cacheprovider --ignore=tests/test_notebook.py -rfE ;;
     *) echo "unknown part $part (device default facebook counts players" \
-         "passcost seats seats_2000 notebook tuning tests)"
+         "passcost seats seats_2000 notebook tuning ncu tests)"
        exit 2 ;;
   esac
 done

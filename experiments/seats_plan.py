@@ -28,7 +28,8 @@ from ml_collections import config_flags
 import farkle_jax  # noqa: F401  (float64)
 from farkle_jax.apps import command_line
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import seat_counts, stage_engine, sweep_counts
+from farkle_jax.solver import (seat_counts, seat_wave_schedule, stage_engine,
+                               sweep_counts)
 
 H100_BYTES = 80 * 10**9   # HBM3 of one H100 SXM (NVIDIA's datasheet)
 NVLINK_BYTES_PER_S = 450e9   # NVLink 4, one direction (datasheet: 900 GB/s
@@ -56,6 +57,45 @@ def plan_row(seats: SeatsLayout, group: int, devices: int, sweeps: int
       written_tb=c.written_bytes / 1e12,
       exchanged_gb=sw.exchanged_bytes / 1e9,
       sweep_s=moved + exchange, solve_min=sweeps * (moved + exchange) / 60)
+
+
+def wave_row(seats: SeatsLayout, devices: int, sweeps: int) -> dict:
+  """The N-player wavefront's schedule (`solver.seat_wave_schedule`: only
+  its schedule and counts exist, not its sweep) on `devices` devices:
+  memory, counts and the projection, as `plan_row` (exchanges left
+  out)."""
+  wave = seat_wave_schedule.plan(seats, devices)
+  c = wave.counts
+  sweep_s = sweep_counts.projected_seconds(
+      c, 1, bandwidth=devices * sweep_counts.H100_HBM_BYTES_PER_S)
+  return dict(devices=devices, span=wave.span, chunk=wave.chunk,
+              device_gb=wave.device_bytes / 1e9,
+              fits_h100=wave.device_bytes <= 0.8 * H100_BYTES,
+              h100s_needed=_devices_for(wave),
+              dependent_steps=c.dependent_steps,
+              gathered_tb=c.gathered_bytes / 1e12,
+              written_tb=c.written_bytes / 1e12, sweep_s=sweep_s,
+              solve_min=sweeps * sweep_s / 60)
+
+
+def _devices_for(wave: seat_wave_schedule.SeatWave) -> int | None:
+  """H100s whose 80 % hold the wavefront: the rings split among them,
+  the start vectors whole on each (None: the vectors alone do not fit)."""
+  room = int(0.8 * H100_BYTES) - wave.vector_bytes
+  return -(-wave.ring_bytes // room) if room > 0 else None
+
+
+def _wave_table(rows: list[dict]) -> list[str]:
+  lines = ["| H100s | wave steps | GB per device | fits | dependent steps "
+           "| TB gathered | TB written | s per sweep (projected) | minutes "
+           "(projected) |", "|" + "---|" * 9]
+  for r in rows:
+    lines.append(
+        f"| {r['devices']} | {r['span']:,} | {r['device_gb']:,.1f} | "
+        f"{'yes' if r['fits_h100'] else 'no'} | {r['dependent_steps']:,} "
+        f"| {r['gathered_tb']:,.1f} | {r['written_tb']:,.1f} | "
+        f"{r['sweep_s']:,.1f} | {r['solve_min']:,.1f} |")
+  return lines
 
 
 def _table(rows: list[dict]) -> list[str]:
@@ -126,6 +166,7 @@ def main(argv):
   r = seats.rules
   rows = [plan_row(seats, g, d, _SWEEPS.value)
           for d in devices for g in groups]
+  waves = [wave_row(seats, d, _SWEEPS.value) for d in devices]
   head = (f"{r.players} players, {r.name} rules to {r.goal:,} (floor "
           f"{r.floor:,}): {seats.num_keys:,} keys of {r.players} seat "
           f"values, {seats.num_states:,} model states per sweep, "
@@ -136,6 +177,12 @@ def main(argv):
            "the full HBM bandwidth of every device, 8 us per dependent "
            "step and NVLink for the exchanges: a projection, not a "
            "measurement.", "", _newton_line(rows), "",
+           "The wavefront for N players (its schedule and counts only: "
+           "its sweep is not built; `solver.seat_wave_schedule`), per "
+           "device count, exchanges left out; its rings hold the live "
+           "keys' last turn rows, so it trades memory for steps "
+           f"(H100s that would hold it: {waves[-1]['h100s_needed']}):",
+           "", *_wave_table(waves), "",
            "Commands: one host and its GPUs (every "
            "visible device joins the mesh), then two hosts (each with its "
            "GPUs, the workdir on storage both see):", "",
@@ -151,7 +198,8 @@ def main(argv):
   with open(os.path.join(_OUT.value, "plan.json"), "w") as f:
     json.dump(dict(rules=r.to_dict(), players=r.players,
                    keys=seats.num_keys, states=seats.num_states,
-                   sweeps=_SWEEPS.value, rows=rows), f, indent=1)
+                   sweeps=_SWEEPS.value, rows=rows, wavefront=waves), f,
+              indent=1)
 
 
 if __name__ == "__main__":

@@ -467,9 +467,15 @@ def test_seats_plan_script_counts_memory_and_writes_its_plan(tmp_path):
   assert two["device_gb"] < one["device_gb"] and one["fits_h100"]
   assert one["exchanged_gb"] == 0 < two["exchanged_gb"]
   assert one["newton_gb"] > 0 and one["newton_fits"]
+  # The N-player wavefront's schedule beside it: far fewer steps.
+  wave_one, wave_two = plan["wavefront"]
+  assert wave_one["dependent_steps"] * 30 < one["dependent_steps"]
+  assert wave_two["device_gb"] < wave_one["device_gb"]
+  assert wave_one["fits_h100"] and wave_one["h100s_needed"] == 1
   text = (tmp_path / "plan.md").read_text()
   assert "a projection, not a measurement" in text
   assert "1 x 64: " in text and "GB more, fits" in text
+  assert "The wavefront for N players" in text
   assert ("--config configs/tiny.py:facebook --config.rules.players=3 "
           "--config.solver.chunk_keys=64 --workdir /shared/runs/seats "
           "--coordinator node0:12355 --num_processes 2") in text
