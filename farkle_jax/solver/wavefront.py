@@ -187,7 +187,8 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
       start, finish, sloped, bounds, chunk, K, TILE * devices)
   # A chunk with any sloped column keeps the slopes of all of its columns.
   sloped_widths = [-(-w // chunk) * chunk for w in sloped_widths]
-  group_keys, group_cols, partner = finishing_groups(finish, farkle_key, finish_col)
+  group_keys, group_cols, partner = finishing_groups(finish, farkle_key,
+                                                     finish_col)
   depth = [s.col_keys.shape[1] for s in segs]
   lengths = np.diff(bounds)
   padded = lambda values, pad: _int32(np.append(values, pad))
