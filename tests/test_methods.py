@@ -126,3 +126,42 @@ def test_every_method_on_four_devices_equals_one_device(tmp_path):
   one = _on_one_device(tmp_path)
   for name in ("value_iteration", "wavefront", "ordered"):
     np.testing.assert_array_equal(sharded[name], one[name])
+
+
+BUILD_COMPILES = """
+import logging, sys
+import jax
+import farkle_jax
+from farkle_jax.game import roll_tables
+from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import methods
+sys.path.insert(0, "tests")
+from test_methods import RULES, settings
+seen = []
+class Seen(logging.Handler):
+  def emit(self, record):
+    if record.getMessage().startswith("Compiling "):
+      seen.append(record.getMessage().split(" with ")[0])
+logging.getLogger("jax").addHandler(Seen())
+jax.config.update("jax_log_compiles", True)
+for name in ("wavefront", "ordered"):
+  s = settings(method=name)
+  method = methods.build(StateLayout(RULES, chunk_keys=256),
+                         roll_tables.build(RULES), s)
+  jax.block_until_ready(method.init())
+print(seen)
+"""
+
+
+def test_building_a_method_compiles_nothing():
+  """The methods a solve takes by default (the wavefront on a GPU, the
+  ordered method on a CPU) make their tables and first values on the
+  host and move them (`placement.on_device`): a conversion on the device
+  would compile a small program per shape, tens of milliseconds each on a
+  GPU at every start (15 of them for the wavefront of `facebook`
+  before). Value iteration, the baseline, still compiles a few."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  run = subprocess.run([sys.executable, "-c", BUILD_COMPILES], cwd=root,
+                       capture_output=True, text=True, timeout=300)
+  assert run.returncode == 0, run.stderr[-3000:]
+  assert run.stdout.strip() == "[]", run.stdout

@@ -25,7 +25,7 @@ import numpy as np
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout, flat_turn, turn_row
-from farkle_jax.solver import row_step, sweep_counts
+from farkle_jax.solver import placement, row_step, sweep_counts
 
 # The roll tables as arrays (`row_step`, which owns the row arithmetic).
 OptionGroup = row_step.OptionGroup
@@ -33,8 +33,10 @@ RollArrays = row_step.RollArrays
 
 
 def roll_arrays(roll: roll_tables.RollTables, dtype=jnp.float64) -> RollArrays:
-  """Puts the roll tables on the default device, options grouped by count."""
-  return row_step.roll_arrays(roll, dtype, jnp)
+  """Puts the roll tables on the default device, options grouped by count
+  (built with NumPy, then moved: `placement.on_device`)."""
+  return jax.tree.map(placement.on_device,
+                      row_step.roll_arrays(roll, np.dtype(dtype), np))
 
 
 class RowPlan(NamedTuple):

@@ -146,8 +146,8 @@ def _vector_method(name: str, layout: StateLayout, settings: Settings,
 
   def init():
     w0 = np.full(layout.key_shape, settings.init_value)
-    vector = jnp.asarray(layout.padded_start(w0), dtype)
-    return (vector, jnp.ones((), jnp.bool_)) + make(vector)
+    vector = placement.on_device(layout.padded_start(w0), dtype)
+    return (vector, placement.on_device(True)) + make(vector)
 
   return Method(
       name=name, state_format="padded-w0-vector/v1", tables=tables,
@@ -205,7 +205,7 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
   # The kernel for the chunks the plan cut (the plan only carries it).
   plan = plan._replace(kernel=wave_kernel_for(settings.kernel, mesh.size,
                                               plan.chunk))
-  steps = jnp.asarray(plan.steps, jnp.int64)
+  steps = np.int64(plan.steps)
 
   def sweep(state, tables):
     vector, res = wavefront.sweep(state[0], tables, plan, mesh, state[1])

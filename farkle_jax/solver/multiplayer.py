@@ -44,7 +44,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.game import roll_tables
-from farkle_jax.solver import bellman, last_turns, vector_pass
+from farkle_jax.solver import bellman, last_turns, placement, vector_pass
 from farkle_jax.solver.bellman import RollArrays
 
 NEWTON_STEPS = 8      # most policy steps of a stage per sweep
@@ -163,10 +163,11 @@ def build(seats: SeatsLayout, group: int = 2048, relative: bool = False,
   np.add.at(states, stage_o,
             (seats.t_max(s0_o) + 1) * seats.own_states(hand))
   tables = SeatTables(
-      *(jnp.asarray(x, jnp.int32) for x in (keys, farkle, partner, bank,
-                                             mover, top, warm, chain,
-                                             first)),
-      final=jnp.asarray(_final(seats)), real=jnp.asarray(keys < sink),
+      *(placement.on_device(x, np.int32)
+        for x in (keys, farkle, partner, bank, mover, top, warm, chain,
+                  first)),
+      final=placement.on_device(_final(seats)),
+      real=placement.on_device(keys < sink),
       work=states / states.sum())
   return tables, SeatPlan(seats, G, U, cycles, relative, mesh,
                           newton and not cycles)

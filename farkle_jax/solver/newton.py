@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from farkle_jax.game.layout import StateLayout
+from farkle_jax.solver import placement
 
 EXIT_DTYPE = jnp.float32
 INNER_PASSES = 40      # most Gauss-Seidel passes of one correction
@@ -99,12 +100,12 @@ def build(layout: StateLayout, keys: np.ndarray, farkle: np.ndarray,
   offset = np.zeros_like(length)
   offset.reshape(-1)[1:] = np.cumsum(length.reshape(-1))[:-1]
   size = int(length.sum())
-  exits = ExitTables(jnp.asarray(offset, jnp.int32),
-                     jnp.asarray(length, jnp.int32))
+  exits = ExitTables(placement.on_device(offset, np.int32),
+                     placement.on_device(length, np.int32))
   pieces = _pieces(layout, real, keys, farkle, bank_base, offset, length,
                    stale)
   steps = int(np.maximum(pieces.chunks, 1).sum())
-  return (NewtonTables(exits, Pieces(*(jnp.asarray(x) for x in pieces))),
+  return (NewtonTables(exits, Pieces(*map(placement.on_device, pieces))),
           size, steps)
 
 

@@ -41,7 +41,7 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec as P
 
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import bellman, newton
+from farkle_jax.solver import bellman, newton, placement
 
 DOUBLINGS = 24  # pointer-doubling rounds: a cycle's slope product ^ 2^24 -> 0
 NEWTON_STEPS = 4  # most in-stage Newton steps (policy updates) per sweep
@@ -131,9 +131,9 @@ def build(layout: StateLayout, relative: bool, b_group: int = 8,
   t_max = _cells(shape, 0, at, layout.t_max(b))
   tables, exit_size, pass_steps = newton.build(
       layout, keys, farkle, layout.bank_position(bank, 0), t_max, solve_order)
-  int32 = lambda x: jnp.asarray(x, jnp.int32)
+  int32 = lambda x: placement.on_device(x, np.int32)
   stages = StageTables(*map(int32, (keys, farkle, partner, bank, top)),
-                       work=jnp.asarray(states / layout.num_states),
+                       work=placement.on_device(states / layout.num_states),
                        warm=int32(warm), first=int32(first),
                        guess=int32(guess), newton=tables)
   return stages, StagePlan(layout, relative, G, slopes,

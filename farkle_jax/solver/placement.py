@@ -44,6 +44,13 @@ def meshed(mesh: Mesh) -> Iterator[None]:
     _AIMED.pop()
 
 
+def on_device(x: Any, dtype: Any = None) -> jax.Array:
+  """`x` on the default device as `dtype`, converted on the host: a
+  conversion on the device compiles a small program for each shape and
+  dtype (tens of milliseconds each on a GPU, at every start of a run)."""
+  return jax.device_put(np.asarray(x, dtype))
+
+
 def everywhere(mesh: Mesh) -> NamedSharding:
   """A whole copy on every device of `mesh`."""
   return NamedSharding(mesh, PartitionSpec())

@@ -271,7 +271,8 @@ class StageEngine:
     self.exits = (seat_newton.empty(self.tables, self.plan)
                   if self.plan.newton else None)
     self.roll = bellman.roll_arrays(roll_tables.build(self.rules))
-    self.done = np.concatenate([[0], np.cumsum(self.tables.work)])
+    self.done = np.concatenate([[0], np.cumsum(
+        placement.local_copy(self.tables.work))])
     self.rate = None   # seconds per sweep's worth of states, once measured
     return self.need
 
@@ -375,7 +376,7 @@ class StageEngine:
     per = 1 if self.plan.cycles else self.seats.stages_per_block
     t0 = time.time()
     r = seat_sweep.compiled_steps(
-        x.w0, self.tables, jnp.int32(lo // per), jnp.int32(hi // per), first,
+        x.w0, self.tables, np.int32(lo // per), np.int32(hi // per), first,
         self.roll, self.plan, self.exits)
     self.exits, change = r.exits, float(r.change)   # waits for the run
     share = self.done[hi] - self.done[lo]
@@ -395,7 +396,7 @@ class StageEngine:
                  x.change, clock(seconds * (1 - share) / share))
 
   def opening(self, state: SeatSweep) -> float:
-    integrity.check_probabilities(np.asarray(state.w0[:-1]),
+    integrity.check_probabilities(placement.local_copy(state.w0)[:-1],
                                   "the start values")
     return float(self._seat_win(state.w0)[0])
 

@@ -56,7 +56,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE, StateLayout, turn_row
-from farkle_jax.solver import bellman, wave_kernel
+from farkle_jax.solver import bellman, placement, wave_kernel
 from farkle_jax.solver.wave_row import (
     SLOPE_DTYPE, TILE, column_bytes, option_table, row_step)
 from farkle_jax.solver.wave_schedule import (
@@ -133,7 +133,7 @@ def ring_rows(roll: bellman.RollArrays) -> int:
 
 
 def _int32(x) -> jax.Array:
-  return jnp.asarray(x, jnp.int32)
+  return placement.on_device(x, np.int32)
 
 
 def _segment_tables(segs, bounds, widths, sloped_widths, chunk: int, K: int
@@ -199,7 +199,7 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
       position=padded(layout.padded_index(*fields), sink),
       farkle=padded(layout.padded_index(*target), sink),
       # Not for a target that finishes with the key: its group solves it.
-      stale=jnp.asarray(np.append(~sloped, False)),
+      stale=placement.on_device(np.append(~sloped, False)),
       solved=_int32(solved_sums(finish, fields[0] + fields[1], span)),
       bank_base=padded(layout.bank_base(fields), sink),
       group_keys=_int32(group_keys), group_cols=_int32(group_cols),
