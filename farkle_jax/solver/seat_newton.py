@@ -32,6 +32,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.solver import vector_pass
 from farkle_jax.solver.multiplayer import SeatPlan, SeatTables
@@ -58,12 +59,28 @@ class SeatExits(NamedTuple):
 
 
 def empty(tables: SeatTables, plan: SeatPlan) -> SeatExits:
-  """Zero exits for the tables' stages."""
+  """Zero exits for the tables' stages, placed as a sweep leaves them
+  (`shardings`: the sweep's program then takes its first exits as its
+  later ones, one compilation)."""
   S, M = tables.keys.shape
   n, rows = plan.seats.players, plan.seats.num_rows + 1
-  return SeatExits(jnp.zeros((S, rows, M), EXIT_DTYPE),
-                   jnp.zeros((S, M), jnp.float64),
-                   jnp.zeros((S, n, M), jnp.float64))
+  zeros = SeatExits(jnp.zeros((S, rows, M), EXIT_DTYPE),
+                    jnp.zeros((S, M), jnp.float64),
+                    jnp.zeros((S, n, M), jnp.float64))
+  if plan.mesh is None:
+    return zeros
+  return jax.tree.map(jax.device_put, zeros, shardings(plan.mesh))
+
+
+def shardings(mesh: Mesh) -> SeatExits:
+  """Where the exits live on `mesh`: split along their keys, as the
+  tables' sub-batches (`multiplayer.table_shardings`); on one device
+  whole, as a program's outputs come out there whatever their spec."""
+  if mesh.size == 1:
+    return SeatExits(*(NamedSharding(mesh, P()),) * 3)
+  return SeatExits(NamedSharding(mesh, P(None, None, "batch")),
+                   NamedSharding(mesh, P(None, "batch")),
+                   NamedSharding(mesh, P(None, None, "batch")))
 
 
 def footprint(seats, stages: int, width: int) -> int:

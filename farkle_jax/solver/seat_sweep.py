@@ -67,7 +67,13 @@ def steps(w0: jax.Array, tables: SeatTables, lo: jax.Array, hi: jax.Array,
                       passes=r.passes + per, work=r.work + work,
                       exits=more[0] if more else None)
 
-  return jax.lax.fori_loop(lo, hi, stage if plan.cycles else block, start)
+  out = jax.lax.fori_loop(lo, hi, stage if plan.cycles else block, start)
+  if out.exits is None or plan.mesh is None:
+    return out
+  # The exits leave as they came (`seat_newton.empty`): one compilation
+  # for the first run of steps and the later ones.
+  return out._replace(exits=jax.lax.with_sharding_constraint(
+      out.exits, seat_newton.shardings(plan.mesh)))
 
 
 compiled_steps = jax.jit(steps, static_argnames=("plan",),
