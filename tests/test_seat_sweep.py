@@ -112,3 +112,20 @@ def test_a_quick_sweep_is_one_call(tmp_path, monkeypatch):
   config.solver.update(tol=1e-14, norm="absolute")
   summary = driver.run(config, str(tmp_path))
   assert summary["converged"] and len(calls) == summary["iterations"] + 1
+
+
+def test_the_sweep_compiles_once_for_every_run_of_steps(tmp_path):
+  """The first exits are placed as a run of steps leaves them
+  (`seat_newton.shardings`), so the sweep's program compiled for the first
+  run serves the later ones: one compilation for a whole solve (two
+  before: the zeros sat elsewhere than the outputs). A game of its own
+  shapes, which no other test compiles."""
+  from farkle_jax.solver import configuration, driver
+  config = configuration.base("facebook")
+  config.rules.update(goal=350, floor=-150, players=3)
+  config.solver.update(tol=1e-14, norm="absolute")
+  before = seat_sweep.compiled_steps._cache_size()
+  summary = driver.run(config, str(tmp_path))
+  # The first sweep's runs and the second's, on one program.
+  assert summary["converged"] and summary["iterations"] >= 2
+  assert seat_sweep.compiled_steps._cache_size() - before == 1
