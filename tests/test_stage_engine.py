@@ -115,7 +115,8 @@ def test_a_cpu_sub_batch_spans_about_one_banked_score(preset, goal, players,
 
 @pytest.mark.parametrize("flag, says", [
     ("--config.rules.players=7", "config.rules.players = 7 is not allowed"),
-    ("--config.solver.method=wavefront", "'auto', 'ordered' or 'seats' with"),
+    ("--config.solver.method=value_iteration",
+     "'auto', 'ordered', 'seats' or 'wavefront' with"),
     ("--config.rules.hands=((),(0.26,0.12,0.12,0.12,0.26,0.12))",
      "one hand per player (3)"),
 ])

@@ -55,6 +55,7 @@ _FAILURE_NAMES = (("farkle_jax.solver.memory", "MemoryRefused"),
                   ("farkle_jax.solver.checkpointing", "CheckpointMismatch"),
                   ("farkle_jax.solver.driver", "SolveFault"),
                   ("farkle_jax.solver.driver", "NotConverged"),
+                  ("farkle_jax.solver.seat_wave_engine", "Alternating"),
                   ("farkle_jax.solver.locking", "WorkdirLocked"),
                   ("farkle_jax.solver.results", "ResultsError"))
 

@@ -29,7 +29,7 @@ from farkle_jax.solver import (checkpointing, chunk_engine, compile_cache,
                                configuration)
 from farkle_jax.solver import engine as engine_lib
 from farkle_jax.solver import integrity, locking, placement, results
-from farkle_jax.solver import stage_engine
+from farkle_jax.solver import seat_wave_engine, stage_engine
 from farkle_jax.solver.configuration import Settings
 from farkle_jax.solver.engine import Chunk, Engine, Progress
 
@@ -57,6 +57,8 @@ def engine_for(config: ml_collections.ConfigDict) -> Engine:
   rules, settings = configuration.check(config)
   if rules.players == 2 and settings.method != configuration.SEATS:
     return chunk_engine.ChunkEngine(rules, settings)   # the scalar pass
+  if settings.method == "wavefront":   # N players, the GPU's shape
+    return seat_wave_engine.SeatWaveEngine(rules, settings)
   return stage_engine.StageEngine(rules, settings)
 
 

@@ -115,10 +115,14 @@ def check(config: ml_collections.ConfigDict) -> tuple[SeatsLayout, Settings]:
 
 
 def _check_settings(rules: Rules, settings: Settings) -> None:
-  if settings.method not in ("auto", "ordered", configuration.SEATS):
+  # 'wavefront' runs `seat_wave_engine` (driver.engine_for), which says
+  # which rules it does not run.
+  if settings.method not in ("auto", "ordered", configuration.SEATS,
+                             "wavefront"):
     raise ConfigError(
         f"config.solver.method = {settings.method!r} is not allowed: 'auto', "
-        f"'ordered' or 'seats' with rules.players = {rules.players}")
+        f"'ordered', 'seats' or 'wavefront' with rules.players = "
+        f"{rules.players}")
   if settings.dtype != "float64":
     raise ConfigError(f"config.solver.dtype = {settings.dtype!r} is not "
                       "allowed: 'float64' with more than two players")

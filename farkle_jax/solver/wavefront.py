@@ -136,7 +136,7 @@ def _int32(x) -> jax.Array:
   return placement.on_device(x, np.int32)
 
 
-def _segment_tables(segs, bounds, widths, sloped_widths, chunk: int, K: int
+def segment_tables(segs, bounds, widths, sloped_widths, chunk: int, K: int
                     ) -> dict[str, jax.Array]:
   """The `WaveTables` fields of the segments: their columns' keys and
   carries flat, with each segment's offsets and chunk counts."""
@@ -193,7 +193,7 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
   lengths = np.diff(bounds)
   padded = lambda values, pad: _int32(np.append(values, pad))
   tables = WaveTables(
-      **_segment_tables(segs, bounds, widths, sloped_widths, chunk, K),
+      **segment_tables(segs, bounds, widths, sloped_widths, chunk, K),
       finish=padded(finish, -1),
       t_max=padded(layout.t_max(fields[0]), -1),
       position=padded(layout.padded_index(*fields), sink),

@@ -1,0 +1,121 @@
+"""Three or more players swept as a wavefront (`solver.method =
+"wavefront"`; docs/model.md §8, "The wavefront for N players").
+
+The stage engine's state, checkpoints and results (`stage_engine`), with
+each sweep one compiled call of `seat_wavefront.sweep`: a few hundred
+loop steps where the stage engine takes thousands, the accelerator's
+shape. Rules it does not run, and a game too large for one device, are
+refused before anything is built; a game whose sweeps alternate (a
+rotation cycle without an equilibrium in pure turn policies, which the
+stage engine settles at a midpoint) stops with one line naming the stage
+engine.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+from absl import logging
+
+from farkle_jax.game import roll_tables
+from farkle_jax.game.rules import Rules
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import (bellman, checkpointing, memory,
+                               placement, seat_wave_schedule, seat_wavefront,
+                               stage_engine)
+from farkle_jax.solver.configuration import ConfigError, Settings
+from farkle_jax.solver.engine import Chunk, Progress
+from farkle_jax.solver.stage_engine import SeatSweep
+
+ALTERNATING = 0.5   # a sweep whose change is over this share of the one two
+                    # sweeps before, after SETTLING sweeps, alternates
+SETTLING = 6
+
+
+class Alternating(RuntimeError):
+  """The sweeps alternate between two policy profiles."""
+
+
+def need_bytes(seats: SeatsLayout) -> int:
+  """The device memory of a solve: the rings and start vectors of the
+  schedule (`seat_wave_schedule.plan`), the vectors' donated copy, and
+  the per-key tables (about ten int32 a key)."""
+  wave = seat_wave_schedule.plan(seats)
+  return (wave.device_bytes + wave.vector_bytes
+          + 40 * (seats.num_keys + 1))
+
+
+class SeatWaveEngine(stage_engine.StageEngine):
+  """N players, a sweep a wavefront (see `driver.Engine`)."""
+  method = "wavefront"
+
+  def __init__(self, rules: Rules, settings: Settings):
+    """Refuses rules the wavefront does not run, or a game that does not
+    fit, in one line."""
+    self.seats, self.settings = SeatsLayout(rules), settings
+    why = seat_wavefront.unsupported(self.seats)
+    if why:
+      raise ConfigError(
+          f"config.solver.method = 'wavefront' does not run {why} with "
+          f"rules.players = {rules.players}: use 'seats' (or 'auto')")
+    self.rules, self.num_states = rules, self.seats.num_states
+    need = need_bytes(self.seats)
+    have = memory.available_bytes(on_device=True)
+    if settings.memory_limit_gb is not None:
+      have = (int(settings.memory_limit_gb * 2**30), "memory_limit_gb")
+    self.need = memory.check(
+        need, f"the wavefront of {rules.players} players, "
+        f"{self.seats.num_keys:,} keys", have, ["solver.method='seats'"],
+        share=0.8)
+    logging.info("%d players, rules %s: %s keys, %s model states, the "
+                 "wavefront on one device; memory estimate %.2f GB",
+                 rules.players, rules.name, f"{self.seats.num_keys:,}",
+                 f"{self.num_states:,}", self.need / 2**30)
+
+  def build(self) -> int:
+    self.mesh = placement.make_mesh()
+    roll = bellman.roll_arrays(roll_tables.build(self.rules))
+    self.tables, self.plan = seat_wavefront.build(
+        self.seats, roll, self.settings.norm == "relative")
+    self.sweep = jax.jit(seat_wavefront.sweep, static_argnames="plan",
+                         donate_argnums=0)
+    self.changes: list[float] = []
+    return self.need
+
+  def advance(self, p: Progress, sweeps: int,
+              ckpt: checkpointing.Checkpoints) -> Chunk:
+    """One sweep, one compiled call."""
+    del sweeps, ckpt
+    t0 = time.time()
+    w0, change = self.sweep(p.state.w0, self.tables, plan=self.plan)
+    change = float(change)   # waits for the sweep
+    logging.info("sweep %d: %.2f s", p.iteration + 1, time.time() - t0)
+    self._check_settling(p.history + [change])
+    done = SeatSweep(w0, 0, 0.0, 0, 0.0, 0.0, 0, 0.0)
+    return Chunk(done, 1, change, [change], 1.0, self.plan.steps)
+
+  def _check_settling(self, history: list[float]) -> None:
+    """Raises `Alternating` where the sweeps stopped shrinking their
+    change while still above the tolerance."""
+    last = history[-1]
+    if (len(history) > SETTLING and last >= self.settings.tol
+        and last > ALTERNATING * history[-3]):
+      raise Alternating(
+          f"the wavefront's sweeps alternate (changes {history[-3]:.2e}, "
+          f"{history[-2]:.2e}, {last:.2e}): some rotation cycle has no "
+          "equilibrium in pure turn policies; config.solver.method='seats' "
+          "keeps a midpoint there (docs/model.md §8)")
+
+  def _save(self, ckpt: checkpointing.Checkpoints, p: Progress,
+            x: SeatSweep) -> None:
+    pos = stage_engine.Position(p.iteration, 0, x.change, p.history,
+                                p.steps, p.work, p.sweep_seconds, 0, 0.0)
+    ckpt.save(p.iteration, {"w0": x.w0},
+              {"position": pos._asdict(), "trace": p.trace})
+
+  def fields(self, p: Progress) -> dict:
+    out = super().fields(p)
+    out["turn_passes"] = 0   # a sweep is wave steps, not stage passes
+    return {**out, "wave_steps_per_sweep": self.plan.span,
+            "dependent_steps_per_sweep": self.plan.steps}

@@ -1,0 +1,276 @@
+"""The wavefront for N players, without a penalty (docs/model.md §8, "The
+wavefront for N players").
+
+The two-player wavefront (`solver.wavefront`) with value vectors: keys run
+in columns on the schedule of `seat_wave_schedule` (the sum of all N
+scores), each column keeps its key's last `ring_rows` turn rows in a ring,
+now of C = N channels a dice state (the N - 1 first seats' chances and
+the farkle slope, as `vector_pass`), flattened into the ring's rows so
+that the two-player method's moves and key pointers serve unchanged. A
+row reads each distinct target once, takes each score set's first option
+best on channel 0 (the mover's chance), weighs the sets, adds the
+farkle's share (the next player's start vector as the last sweep left
+it) and banks where banking is worth as much to the mover.
+
+When a score sum finishes, its keys are solved together: a farkle leads
+to the next player's key, the scores rotated (the same sum), so key k's
+vector is V_k = c_k + a_k R(V_{p(k)}), a_k the chance its turn ends in a
+farkle, R the view of the next player's vector from the mover. N farkles
+lead back to the key itself with the vector seen as before, so composing
+the map N times gives V_k = A_k + M_k V_k, solved exactly (as the
+two-player finishing groups by pointer doubling). Under fixed turn
+policies a sweep is then exact; sweeps repeat while they change.
+
+Rules it runs: N players without a penalty, without a final round, six
+dice alike for everyone; others are refused in one line (`unsupported`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import (bellman, placement, seat_wave_schedule,
+                               vector_pass, wave_schedule, wavefront)
+from farkle_jax.solver.wave_row import TILE, option_table
+
+_HIGHEST = jax.lax.Precision.HIGHEST
+
+
+class SeatWaveTables(NamedTuple):
+  """Schedule and per-key tables (device arrays); the field names the
+  two-player helpers read (`wavefront._chunk_keys`, `_move`) as there."""
+  col_keys: jax.Array    # [sum W_m L_m + C L] int32 keys of the columns
+  carry_from: jax.Array  # [sum W_m + W] int32 column before of a key
+  bounds: jax.Array      # [M + 1] int32 first step of each segment
+  key_at: jax.Array      # [M] int32 where a segment's col_keys start
+  depth: jax.Array       # [M] int32 keys a column runs in the segment
+  col_at: jax.Array      # [M] int32 where a segment's carry_from starts
+  chunks: jax.Array      # [M] int32 W_m / C
+  sloped: jax.Array      # [M] int32 zeros (the slopes ride in the ring)
+  finish: jax.Array      # [K + 1] int32 step the key reaches t = 0
+  t_max: jax.Array       # [K + 1] int32 highest non-terminal row
+  s0: jax.Array          # [K + 1] int32 the mover's score index
+  bank_base: jax.Array   # [K + 1] int32 `SeatsLayout.bank_base`
+  farkle: jax.Array      # [K + 1] int32 the next player's key after a
+                         #   farkle (the scores rotated)
+  group_keys: jax.Array  # [span, G] int32 keys finishing at each step
+  group_cols: jax.Array  # [span, G] int32 their columns
+  partner: jax.Array     # [span, G] int32 group index of each one's
+                         #   farkle target (pads: themselves)
+  farkle_prob: jax.Array  # [6]
+
+
+class SeatWavePlan(NamedTuple):
+  """Static sizes (hashable: a jit constant)."""
+  seats: SeatsLayout
+  relative: bool   # the change is |dV| / V instead of |dV|
+  span: int        # wave steps of a sweep
+  ring_rows: int   # turn rows a column keeps
+  chunk: int       # C, columns a loop iteration evaluates
+  depth: int       # the most keys a column runs in a segment
+  widths: tuple[int, ...]  # [M] columns of each segment
+  steps: int       # dependent loop steps of a sweep (chunks and moves)
+  row: bellman.RowPlan     # the distinct targets of a row
+  kernel: str = "xla"      # what the two-player moves read
+
+  @property
+  def width(self) -> int:
+    return max(self.widths)
+
+
+def unsupported(seats: SeatsLayout) -> str | None:
+  """Why the N-player wavefront cannot run these rules (None: it can)."""
+  rules = seats.rules
+  if rules.has_penalty:
+    return "a farkle penalty (rules.penalty > 0)"
+  if rules.final_round:
+    return "a final round (rules.final_round)"
+  if rules.hands or not rules.dice_alike:
+    return "dice that differ (rules.dice or rules.hands)"
+  if rules.entry_minimum:
+    return "an entry minimum (rules.entry_minimum)"
+  return None
+
+
+def _key_tables(seats: SeatsLayout) -> dict[str, np.ndarray]:
+  """Per-key schedule and transitions (NumPy, K entries)."""
+  fields = seats.key_fields()
+  s0 = np.asarray(fields[0], np.int64)
+  sums = sum(np.asarray(s, np.int64) for s in seats.scores_of(fields))
+  x = seats.players * (seats.num_scores - 1) - sums
+  finish = x + x // seats.bank_min
+  t_max = np.asarray(seats.t_max(s0), np.int64)
+  start = finish - t_max
+  return dict(finish=finish - start.min(), start=start - start.min(),
+              t_max=t_max, s0=s0, bank_base=seats.bank_base(fields),
+              farkle=seats.key_index(seats.farkle_fields(fields)))
+
+
+def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
+          ) -> tuple[SeatWaveTables, SeatWavePlan]:
+  """The schedule and tables of the N-player wavefront for `seats`."""
+  why = unsupported(seats)
+  if why:
+    raise ValueError(f"the wavefront for {seats.players} players does not "
+                     f"run {why}")
+  K, S = seats.num_keys, roll.dice_states
+  k = _key_tables(seats)
+  live = wave_schedule.live_keys(k["start"], k["finish"])
+  row = bellman.row_plan(roll)
+  channels = vector_pass.channels(seats.players)
+  rows = wavefront.ring_rows(roll)
+  chunk = wave_schedule.chunk_columns(live, TILE)
+  move = rows * S * channels / (row.num_targets * channels + 2)
+  bounds = wave_schedule.cut_segments(live, seat_wave_schedule.SEGMENTS,
+                                      chunk, move)
+  every = np.ones(K, bool)
+  segs, widths, _, finish_col = wave_schedule.segment_columns(
+      k["start"], k["finish"], every, bounds, chunk, K, TILE)
+  group_keys, group_cols, partner = wave_schedule.finishing_groups(
+      k["finish"], k["farkle"], finish_col)
+  if (k["finish"][k["farkle"]] != k["finish"]).any():
+    raise AssertionError("a farkle target finishes at another step")
+  # A pad (key K) is its own partner: its turn has no farkle to follow.
+  partner = np.where(partner >= 0, partner,
+                     np.arange(partner.shape[1])[None])
+  int32 = lambda x: placement.on_device(x, np.int32)
+  pad = lambda name, value: int32(np.append(k[name], value))
+  segment = wavefront.segment_tables(segs, bounds, widths, [0] * len(widths),
+                                     chunk, K)
+  tables = SeatWaveTables(
+      **segment, finish=pad("finish", -1), t_max=pad("t_max", -1),
+      s0=pad("s0", 0), bank_base=pad("bank_base", K), farkle=pad("farkle", K),
+      group_keys=int32(group_keys), group_cols=int32(group_cols),
+      partner=int32(partner), farkle_prob=roll.farkle_prob)
+  depth = max(s.col_keys.shape[1] for s in segs)
+  steps = int(np.dot(np.diff(bounds) + 1, np.asarray(widths) // chunk))
+  return tables, SeatWavePlan(seats, relative, int(k["finish"].max()) + 1,
+                              rows, chunk, depth, tuple(widths), steps, row)
+
+
+
+def _columns_of(w0: jax.Array, plan: SeatWavePlan) -> wavefront._Columns:
+  """The loop state of a sweep: the two-player one, its ring [2, R * 6 *
+  C, W] (row (r * 6 + n) * C + c: ring row r, dice state n, channel c),
+  no separate slopes."""
+  rows = plan.ring_rows * 6 * vector_pass.channels(plan.seats.players)
+  return wavefront._Columns(
+      w0, jnp.zeros((2, rows, plan.width), w0.dtype),
+      jnp.zeros((2, 1, 1), wavefront.SLOPE_DTYPE),
+      jnp.zeros((plan.width,), jnp.int32), jnp.zeros((), jnp.bool_))
+
+
+def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
+                plan: SeatWavePlan) -> wavefront._Columns:
+  """Row `tau` of chunk j of segment m: six new rows of C channels."""
+  seats, C = plan.seats, vector_pass.channels(plan.seats.players)
+  first = j * plan.chunk
+  keys = wavefront._chunk_keys(tau, m, j, c, tables, plan, lambda x: x)
+  gains, dice = np.asarray(plan.row.gains), np.asarray(plan.row.dice)
+  source = ((tau - gains) % plan.ring_rows) * 6 + dice          # [D]
+  rows = source[:, None] * C + jnp.arange(C)[None]             # [D, C]
+  cols = first + jnp.arange(plan.chunk)
+  ring = c.ring[m % 2]
+  block = ring[rows[:, :, None], cols[None, None]]             # [D, C, W]
+  won = (gains[:, None] > keys.margin[None])[:, None]          # [D, 1, W]
+  win = vector_pass.win_vector(seats.players, ring.dtype)
+  block = jnp.where(won, win[None, :, None], block)
+  new = _row_values(block, keys, c.vector, tables, plan)       # [6, C, W]
+  at = (tau % plan.ring_rows) * 6 * C
+  ring = jax.lax.dynamic_update_slice(
+      c.ring, new.reshape(1, 6 * C, plan.chunk),
+      wavefront._at(m % 2, at, first))
+  return c._replace(ring=ring, pointer=jax.lax.dynamic_update_slice_in_dim(
+      c.pointer, keys.pointer, first, 0))
+
+
+def _row_values(block, keys, w0, tables: SeatWaveTables,
+                plan: SeatWavePlan) -> jax.Array:
+  """[6, C, W] a row's values from its targets `block` [D, C, W]: each
+  score set's first option best on channel 0, weighed, the farkle's share
+  added; banking where it is worth as much to the mover."""
+  seats, options = plan.seats, option_table(plan.row)
+  reads = block[options.index]                                 # [S, J, C, W]
+  pick = jnp.argmax(reads[:, :, 0], axis=1)                    # [S, W]
+  best = jnp.take_along_axis(reads, pick[:, None, None], axis=1)[:, 0]
+  value = jnp.einsum("ns,scw->ncw", jnp.asarray(options.weight, w0.dtype),
+                     best, precision=_HIGHEST)
+  farkle = vector_pass.farkle_values(w0, tables.farkle[keys.key], seats)
+  value = value + tables.farkle_prob[:, None, None].astype(w0.dtype) \
+      * farkle[None]
+  s0 = tables.s0[keys.key]
+  t = jnp.maximum(keys.t, 0)
+  batch = vector_pass.Batch(None, tables.bank_base[keys.key], s0, None)
+  bank = vector_pass.bank_values(w0, batch, t, seats)          # [C, W]
+  take = (t >= seats.bank_floor(s0, jnp))[None] & (bank[0][None]
+                                                   >= value[:, 0])
+  return jnp.where(take[:, None], bank[None], value)
+
+
+def _finish_group(c: wavefront._Columns, tau, m, tables: SeatWaveTables,
+                  plan: SeatWavePlan) -> jax.Array:
+  """The start vectors of the keys finishing at `tau`, solved with their
+  farkle targets (module docstring), written into `c.vector`."""
+  seats, N = plan.seats, plan.seats.players
+  C = vector_pass.channels(N)
+  keys, cols = tables.group_keys[tau], tables.group_cols[tau]
+  partner = tables.partner[tau]
+  at = (tau % plan.ring_rows) * 6 * C + 5 * C    # six dice, row 0
+  row = jax.lax.dynamic_slice(c.ring, wavefront._at(m % 2, at, 0),
+                              (1, C, c.ring.shape[2]))[0]
+  v = row[:, cols]                                             # [C, G]
+  slope = jnp.where(keys < seats.num_keys, v[C - 1], 0)      # pads: none
+  full = vector_pass.seat_vector(v, N)[:N]                     # [N, G]
+  seen = seats.from_next(c.vector[tables.farkle[keys]].T, jnp)  # [N, G]
+  base = full - slope[None] * seen
+  total, weight, at_key = base, slope, partner
+  for r in range(1, N):   # N farkles lead back to the key, seen as before
+    turned = jnp.roll(base[:, at_key], r, axis=0)
+    total, weight = total + weight[None] * turned, weight * slope[at_key]
+    at_key = partner[at_key]
+  solved = vector_pass.sum_closed(total / (1 - weight[None]))
+  return c.vector.at[keys].set(solved.T)
+
+
+def _wave_step(tau, m, c, tables: SeatWaveTables, plan: SeatWavePlan):
+  c = jax.lax.fori_loop(
+      0, tables.chunks[m],
+      lambda j, c: _chunk_step(tau, m, j, c, tables, plan), c)
+  return c._replace(vector=_finish_group(c, tau, m, tables, plan))
+
+
+def _segment(m, c, tables: SeatWaveTables, plan: SeatWavePlan):
+  """Segment m: the rings of the keys that go on move to their columns
+  (the two-player moves, the slopes riding in the ring), then its steps."""
+  c = jax.lax.fori_loop(0, tables.chunks[m], lambda j, c: (
+      wavefront._move_chunk(m, j, c, tables, plan, False, lambda x: x)), c)
+  c = c._replace(pointer=jnp.zeros_like(c.pointer))
+  return jax.lax.fori_loop(
+      tables.bounds[m], tables.bounds[m + 1],
+      lambda tau, c: _wave_step(tau, m, c, tables, plan), c)
+
+
+def sweep(w0: jax.Array, tables: SeatWaveTables, plan: SeatWavePlan
+          ) -> tuple[jax.Array, jax.Array]:
+  """One sweep: every key's turn, `plan.span` wave steps.
+
+  Args:
+    w0: [K + 1, N] start vectors (row K: the sink).
+
+  Returns:
+    The new start vectors and the largest change of any seat's value
+    (absolute, or relative to the new value with `plan.relative`).
+  """
+  out = jax.lax.fori_loop(0, tables.chunks.shape[0],
+                          lambda m, c: _segment(m, c, tables, plan),
+                          _columns_of(w0, plan))
+  new = out.vector
+  delta = jnp.abs(new - w0)[:-1]
+  if plan.relative:
+    delta = delta / jnp.maximum(new[:-1], jnp.finfo(new.dtype).tiny)
+  return new, delta.max()

@@ -1,0 +1,121 @@
+"""The wavefront for N players without a penalty: its sweeps reach the
+plain reference's values (three players to 300 and 500, four to 300) and
+the stage engine's, in as many sweeps; rules it does not run are refused
+in one line."""
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+
+import reference
+from farkle_jax.game import roll_tables
+from farkle_jax.game import rules as rules_lib
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import (bellman, configuration, driver, multiplayer,
+                               seat_wave_engine, seat_wavefront)
+
+sweep = jax.jit(seat_wavefront.sweep, static_argnames="plan")
+
+
+def _solved(rules, sweeps: int = 10, tol: float = 1e-14):
+  """(start vectors [K, N], the changes of each sweep) from 1/N."""
+  seats = SeatsLayout(rules)
+  tables, plan = seat_wavefront.build(
+      seats, bellman.roll_arrays(roll_tables.build(rules)), relative=False)
+  w0, changes = multiplayer.initial_values(seats), []
+  while len(changes) < sweeps and (not changes or changes[-1] >= tol):
+    w0, change = sweep(w0, tables, plan=plan)
+    changes.append(float(change))
+  return np.asarray(w0)[:-1], changes
+
+
+@pytest.mark.parametrize("players, goal", [
+    (3, 300), (4, 300), pytest.param(3, 500, marks=pytest.mark.thorough)])
+def test_sweeps_reach_the_plain_reference(players, goal):
+  """Two sweeps, as the stage engine: the first from 1/N, exact where the
+  policies then hold (each score sum's rotation cycles solved in closed
+  form), the second confirming."""
+  rules = dataclasses.replace(rules_lib.minimal(goal=goal), players=players)
+  w, changes = _solved(rules)
+  ref, _ = reference.solve_players(players, goal)
+  np.testing.assert_allclose(w.reshape(ref.shape), ref, rtol=0, atol=1e-12)
+  assert len(changes) == 2 and changes[-1] < 1e-14 < changes[0]
+  assert np.abs(w.sum(-1) - 1).max() < 1e-12
+
+
+@pytest.mark.thorough
+def test_a_game_with_a_cycle_without_a_pure_equilibrium_alternates():
+  """Three players to 1,500 hold rotation cycles whose policies alternate
+  between two profiles (docs/model.md §8): the stage engine keeps their
+  midpoint; the wavefront's sweeps alternate too, their changes not
+  falling (its limit, said in its docs)."""
+  rules = dataclasses.replace(rules_lib.minimal(goal=1500), players=3)
+  _, changes = _solved(rules, sweeps=8)
+  assert min(changes[4:]) > 1e-5
+  assert changes[-1] > 0.3 * changes[-3]
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"penalty": 500}, "a farkle penalty"),
+    ({"final_round": True}, "a final round"),
+    ({"entry_minimum": 500}, "an entry minimum"),
+])
+def test_rules_it_does_not_run_are_refused_in_one_line(change, words):
+  base = rules_lib.facebook if "penalty" in change else rules_lib.minimal
+  rules = dataclasses.replace(base(goal=600), players=3, **change)
+  seats = SeatsLayout(rules)
+  assert words in seat_wavefront.unsupported(seats)
+  with pytest.raises(ValueError, match=f"does not run {words}"):
+    seat_wavefront.build(seats, None, relative=False)
+
+
+def _config(goal, players=3, **solver):
+  config = configuration.base("minimal")
+  config.rules.update(goal=goal, players=players)
+  config.solver.update(tol=1e-14, norm="absolute", **solver)
+  return config
+
+
+def test_the_main_job_runs_it_and_resumes(tmp_path):
+  """`solver.method = "wavefront"` with three players: the stage engine's
+  start vectors to 1e-13, in its sweeps; a run stopped after its first
+  sweep resumes from that checkpoint to the same values."""
+  wave = driver.run(_config(300, method="wavefront"), str(tmp_path / "w"))
+  stage = driver.run(_config(300, method="seats"), str(tmp_path / "s"))
+  assert wave["method"] == "wavefront" and stage["method"] == "seats"
+  assert wave["converged"] and wave["iterations"] == stage["iterations"]
+  values = lambda d: np.load(tmp_path / d / "start_values.npy")
+  np.testing.assert_allclose(values("w"), values("s"), rtol=0, atol=1e-13)
+  assert wave["dependent_steps_per_sweep"] < wave["keys"]
+  with pytest.raises(driver.NotConverged):
+    driver.run(_config(300, method="wavefront", max_iterations=1),
+               str(tmp_path / "r"))
+  again = driver.run(_config(300, method="wavefront"), str(tmp_path / "r"))
+  assert again["converged"] and again["iterations"] == 2
+  np.testing.assert_array_equal(values("r"), values("w"))
+
+
+def test_a_penalty_is_refused_before_any_work(tmp_path):
+  config = _config(600, method="wavefront")
+  config.rules.penalty = 500
+  with pytest.raises(configuration.ConfigError,
+                     match="'wavefront' does not run a farkle penalty.*"
+                           "use 'seats'"):
+    driver.run(config, str(tmp_path))
+  assert not list(tmp_path.iterdir())
+
+
+def test_sweeps_that_stop_shrinking_stop_the_run_in_one_line():
+  """Changes that no longer fall (the sweeps alternate between two policy
+  profiles) end the run, naming the stage engine, which settles such a
+  cycle at a midpoint; a change still falling does not."""
+  engine = seat_wave_engine.SeatWaveEngine.__new__(
+      seat_wave_engine.SeatWaveEngine)
+  engine.settings = configuration.check(_config(300))[1]
+  falling = [0.6, 0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7]
+  engine._check_settling(falling)
+  with pytest.raises(seat_wave_engine.Alternating,
+                     match=r"alternate .*solver\.method='seats'"):
+    engine._check_settling([0.6, 0.1, 1e-2, 7e-4, 3e-4, 7e-4, 3e-4, 7e-4])
