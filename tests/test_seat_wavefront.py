@@ -1,7 +1,8 @@
 """The wavefront for N players without a penalty: its sweeps reach the
-plain reference's values (three players to 300 and 500, four to 300) and
-the stage engine's, in as many sweeps; rules it does not run are refused
-in one line."""
+plain reference's values (three players to 300 and 500, four to 300; an
+entry minimum; a final round, ties to the leader or shared) and the stage
+engine's, in as many sweeps; rules it does not run are refused in one
+line."""
 
 import dataclasses
 
@@ -57,10 +58,28 @@ def test_a_game_with_a_cycle_without_a_pure_equilibrium_alternates():
   assert changes[-1] > 0.3 * changes[-3]
 
 
+@pytest.mark.parametrize("players, goal, rules, asked", [
+    (3, 300, {"entry_minimum": 200}, {"entry": 200}),
+    (3, 300, {"final_round": True, "final_round_cap": 200}, {"cap": 200}),
+    (3, 300, {"final_round": True, "final_round_cap": 200,
+              "final_round_ties": "shared"}, {"cap": 200, "ties": "shared"}),
+    (4, 250, {"final_round": True, "final_round_cap": 100}, {"cap": 100}),
+])
+def test_an_entry_minimum_and_a_final_round_reach_the_reference(
+    players, goal, rules, asked):
+  """The bank's floor and what a bank at the goal reads (the last turns'
+  table under a final round) are the stage engine's own."""
+  rules = dataclasses.replace(rules_lib.minimal(goal=goal), players=players,
+                              **rules)
+  w, changes = _solved(rules)
+  ref, _ = reference.solve_players(players, goal, **asked)
+  np.testing.assert_allclose(w.reshape(ref.shape), ref, rtol=0, atol=1e-12)
+  assert len(changes) == 2
+
+
 @pytest.mark.parametrize("change, words", [
     ({"penalty": 500}, "a farkle penalty"),
-    ({"final_round": True}, "a final round"),
-    ({"entry_minimum": 500}, "an entry minimum"),
+    ({"dice": ((0.25, 0.1, 0.15, 0.15, 0.2, 0.15),)}, "dice that differ"),
 ])
 def test_rules_it_does_not_run_are_refused_in_one_line(change, words):
   base = rules_lib.facebook if "penalty" in change else rules_lib.minimal

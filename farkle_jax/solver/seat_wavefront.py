@@ -21,8 +21,10 @@ the map N times gives V_k = A_k + M_k V_k, solved exactly (as the
 two-player finishing groups by pointer doubling). Under fixed turn
 policies a sweep is then exact; sweeps repeat while they change.
 
-Rules it runs: N players without a penalty, without a final round, six
-dice alike for everyone; others are refused in one line (`unsupported`).
+Rules it runs: N players without a penalty, six dice alike for everyone
+(an entry minimum and a final round included: the bank's floor and what a
+bank at the goal reads are the stage engine's, `vector_pass.bank_values`);
+others are refused in one line (`unsupported`).
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import (bellman, placement, seat_wave_schedule,
-                               vector_pass, wave_schedule, wavefront)
+from farkle_jax.solver import (bellman, last_turns, placement,
+                               seat_wave_schedule, vector_pass, wave_schedule,
+                               wavefront)
 from farkle_jax.solver.wave_row import TILE, option_table
 
 _HIGHEST = jax.lax.Precision.HIGHEST
@@ -63,6 +66,8 @@ class SeatWaveTables(NamedTuple):
   partner: jax.Array     # [span, G] int32 group index of each one's
                          #   farkle target (pads: themselves)
   farkle_prob: jax.Array  # [6]
+  final: jax.Array       # a bank at or past the goal under the final round
+                         #   (`multiplayer.SeatTables.final`)
 
 
 class SeatWavePlan(NamedTuple):
@@ -88,12 +93,8 @@ def unsupported(seats: SeatsLayout) -> str | None:
   rules = seats.rules
   if rules.has_penalty:
     return "a farkle penalty (rules.penalty > 0)"
-  if rules.final_round:
-    return "a final round (rules.final_round)"
   if rules.hands or not rules.dice_alike:
     return "dice that differ (rules.dice or rules.hands)"
-  if rules.entry_minimum:
-    return "an entry minimum (rules.entry_minimum)"
   return None
 
 
@@ -146,7 +147,9 @@ def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
       **segment, finish=pad("finish", -1), t_max=pad("t_max", -1),
       s0=pad("s0", 0), bank_base=pad("bank_base", K), farkle=pad("farkle", K),
       group_keys=int32(group_keys), group_cols=int32(group_cols),
-      partner=int32(partner), farkle_prob=roll.farkle_prob)
+      partner=int32(partner), farkle_prob=roll.farkle_prob,
+      final=placement.on_device(last_turns.final_values(
+          seats, roll if seats.past_goal else None)))
   depth = max(s.col_keys.shape[1] for s in segs)
   steps = int(np.dot(np.diff(bounds) + 1, np.asarray(widths) // chunk))
   return tables, SeatWavePlan(seats, relative, int(k["finish"].max()) + 1,
@@ -205,7 +208,8 @@ def _row_values(block, keys, w0, tables: SeatWaveTables,
       * farkle[None]
   s0 = tables.s0[keys.key]
   t = jnp.maximum(keys.t, 0)
-  batch = vector_pass.Batch(None, tables.bank_base[keys.key], s0, None)
+  batch = vector_pass.Batch(None, tables.bank_base[keys.key], s0, None,
+                            tables.final if seats.past_goal else None)
   bank = vector_pass.bank_values(w0, batch, t, seats)          # [C, W]
   take = (t >= seats.bank_floor(s0, jnp))[None] & (bank[0][None]
                                                    >= value[:, 0])
