@@ -1,5 +1,5 @@
-"""The wavefront for N players, without a penalty (docs/model.md §8, "The
-wavefront for N players").
+"""The wavefront for N players (docs/model.md §8, "The wavefront for N
+players").
 
 The two-player wavefront (`solver.wavefront`) with value vectors: keys run
 in columns on the schedule of `seat_wave_schedule` (the sum of all N
@@ -17,12 +17,16 @@ to the next player's key, the scores rotated (the same sum), so key k's
 vector is V_k = c_k + a_k R(V_{p(k)}), a_k the chance its turn ends in a
 farkle, R the view of the next player's vector from the mover. N farkles
 lead back to the key itself with the vector seen as before, so composing
-the map N times gives V_k = A_k + M_k V_k, solved exactly (as the
-two-player finishing groups by pointer doubling). Under fixed turn
-policies a sweep is then exact; sweeps repeat while they change.
+the map N times gives V_k = A_k + M_k V_k, solved exactly. Under a
+penalty a farkle also raises the mover's count, so the keys of a group
+form chains instead, each ending where a penalty lowers a score: a lower
+sum, finishing later, read at its value of the last sweep (as the
+two-player method reads it; no Newton step here, so those values travel
+a sweep at a time); the chains are solved by pointer doubling. Sweeps
+repeat while they change.
 
-Rules it runs: N players without a penalty, six dice alike for everyone
-(an entry minimum and a final round included: the bank's floor and what a
+Rules it runs: any number of players, six dice alike for everyone (an
+entry minimum and a final round included: the bank's floor and what a
 bank at the goal reads are the stage engine's, `vector_pass.bank_values`);
 others are refused in one line (`unsupported`).
 """
@@ -64,7 +68,7 @@ class SeatWaveTables(NamedTuple):
   group_keys: jax.Array  # [span, G] int32 keys finishing at each step
   group_cols: jax.Array  # [span, G] int32 their columns
   partner: jax.Array     # [span, G] int32 group index of each one's
-                         #   farkle target (pads: themselves)
+                         #   farkle target (-1: another group, or a pad)
   farkle_prob: jax.Array  # [6]
   final: jax.Array       # a bank at or past the goal under the final round
                          #   (`multiplayer.SeatTables.final`)
@@ -80,6 +84,8 @@ class SeatWavePlan(NamedTuple):
   depth: int       # the most keys a column runs in a segment
   widths: tuple[int, ...]  # [M] columns of each segment
   steps: int       # dependent loop steps of a sweep (chunks and moves)
+  chains: bool     # farkles may leave a finishing group (a penalty)
+  rounds: int      # pointer-doubling rounds of a group's chains
   row: bellman.RowPlan     # the distinct targets of a row
   kernel: str = "xla"      # what the two-player moves read
 
@@ -91,8 +97,6 @@ class SeatWavePlan(NamedTuple):
 def unsupported(seats: SeatsLayout) -> str | None:
   """Why the N-player wavefront cannot run these rules (None: it can)."""
   rules = seats.rules
-  if rules.has_penalty:
-    return "a farkle penalty (rules.penalty > 0)"
   if rules.hands or not rules.dice_alike:
     return "dice that differ (rules.dice or rules.hands)"
   return None
@@ -134,11 +138,8 @@ def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
       k["start"], k["finish"], every, bounds, chunk, K, TILE)
   group_keys, group_cols, partner = wave_schedule.finishing_groups(
       k["finish"], k["farkle"], finish_col)
-  if (k["finish"][k["farkle"]] != k["finish"]).any():
-    raise AssertionError("a farkle target finishes at another step")
-  # A pad (key K) is its own partner: its turn has no farkle to follow.
-  partner = np.where(partner >= 0, partner,
-                     np.arange(partner.shape[1])[None])
+  if (k["finish"][k["farkle"]] < k["finish"]).any():
+    raise AssertionError("a farkle target finishes at an earlier step")
   int32 = lambda x: placement.on_device(x, np.int32)
   pad = lambda name, value: int32(np.append(k[name], value))
   segment = wavefront.segment_tables(segs, bounds, widths, [0] * len(widths),
@@ -152,8 +153,10 @@ def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
           seats, roll if seats.past_goal else None)))
   depth = max(s.col_keys.shape[1] for s in segs)
   steps = int(np.dot(np.diff(bounds) + 1, np.asarray(widths) // chunk))
-  return tables, SeatWavePlan(seats, relative, int(k["finish"].max()) + 1,
-                              rows, chunk, depth, tuple(widths), steps, row)
+  return tables, SeatWavePlan(
+      seats, relative, int(k["finish"].max()) + 1, rows, chunk, depth,
+      tuple(widths), steps, bool(seats.penalty),
+      wave_schedule.doubling_rounds(partner), row)
 
 
 
@@ -228,17 +231,47 @@ def _finish_group(c: wavefront._Columns, tau, m, tables: SeatWaveTables,
   row = jax.lax.dynamic_slice(c.ring, wavefront._at(m % 2, at, 0),
                               (1, C, c.ring.shape[2]))[0]
   v = row[:, cols]                                             # [C, G]
-  slope = jnp.where(keys < seats.num_keys, v[C - 1], 0)      # pads: none
+  inside = partner >= 0              # the farkle target finishes now too
+  slope = jnp.where(inside, v[C - 1], 0)                       # [G]
   full = vector_pass.seat_vector(v, N)[:N]                     # [N, G]
   seen = seats.from_next(c.vector[tables.farkle[keys]].T, jnp)  # [N, G]
-  base = full - slope[None] * seen
-  total, weight, at_key = base, slope, partner
-  for r in range(1, N):   # N farkles lead back to the key, seen as before
-    turned = jnp.roll(base[:, at_key], r, axis=0)
-    total, weight = total + weight[None] * turned, weight * slope[at_key]
-    at_key = partner[at_key]
-  solved = vector_pass.sum_closed(total / (1 - weight[None]))
+  # Inside: the affine map of the target's vector; else the value as read.
+  base = jnp.where(inside[None], full - slope[None] * seen, full)
+  at_key = jnp.where(inside, partner, jnp.arange(partner.shape[0]))
+  solve = _chains if plan.chains else _cycles
+  solved = vector_pass.sum_closed(solve(base, slope, at_key, N, plan))
   return c.vector.at[keys].set(solved.T)
+
+
+def _cycles(base, slope, at_key, N: int, plan: SeatWavePlan) -> jax.Array:
+  """[N, G] V = base + slope R(V[at_key]) where every farkle stays in the
+  group (no penalty): N farkles lead back to the key, seen as before, so
+  N compositions give V = A + M V."""
+  del plan
+  total, weight, step = base, slope, at_key
+  for r in range(1, N):
+    turned = jnp.roll(base[:, step], r, axis=0)
+    total, weight = total + weight[None] * turned, weight * slope[step]
+    step = at_key[step]
+  return total / (1 - weight[None])
+
+
+def _chains(base, slope, at_key, N: int, plan: SeatWavePlan) -> jax.Array:
+  """[N, G] the same map where farkles leave the group (under a penalty:
+  each farkle raises the mover's count until a penalty lowers a score,
+  to a later group read at its last value): every chain ends at a key
+  whose value is known (slope 0, its own target). Pointer doubling, each
+  node carrying how many rotations its path has taken."""
+  total, weight, step = base, slope, at_key
+  turns = (slope != 0).astype(jnp.int32)
+  seat = jnp.arange(N)[:, None]
+  for _ in range(plan.rounds):
+    turned = jnp.take_along_axis(total[:, step], (seat - turns[None]) % N,
+                                 axis=0)
+    total = total + weight[None] * turned
+    weight, turns = weight * weight[step], (turns + turns[step]) % N
+    step = step[step]
+  return total
 
 
 def _wave_step(tau, m, c, tables: SeatWaveTables, plan: SeatWavePlan):
