@@ -8,8 +8,8 @@
 #   bash experiments/gpu_measure.sh OUTDIR [PART ...]
 #
 # PART is any of: device default facebook counts players passcost seats
-# seats_2000 notebook tuning ncu tests (all but the last seven by
-# default).
+# seats_wave seats_2000 notebook tuning ncu tests (all but the last eight
+# by default).
 # Each part runs under its own timeout (default 240 s, facebook 2 x 330,
 # counts 230, players 200, passcost 120, seats 2 x 150, seats_2000 300,
 # notebook 200, tuning 510 in all, tests 400); `facebook` solves the
@@ -107,6 +107,10 @@ for part in $parts; do
       three seats 150
       three seats_1500 150 --config.rules.goal=1500 \
         --config.rules.floor=-750 ;;
+    seats_wave)
+      # The tiny three-player game as a wavefront (solver/seat_wavefront.py:
+      # 257 dependent steps a sweep against the stage engine's 9,522).
+      three seats_wave 300 --config.solver.method=wavefront ;;
     seats_2000)
       # The README's three-player game at scale: Facebook rules to 2,000.
       three seats_2000 300 --config.rules.goal=2000 \
@@ -154,7 +158,7 @@ for part in $parts; do
       JAX_PLATFORMS=cuda timed tests 400 python3 -m pytest -q -n 10 -v \
         -p no:cacheprovider --ignore=tests/test_notebook.py -rfE ;;
     *) echo "unknown part $part (device default facebook counts players" \
-         "passcost seats seats_2000 notebook tuning ncu tests)"
+         "passcost seats seats_wave seats_2000 notebook tuning ncu tests)"
        exit 2 ;;
   esac
 done
