@@ -26,7 +26,7 @@ def _solved(rules, sweeps: int = 10, tol: float = 1e-14):
       seats, bellman.roll_arrays(roll_tables.build(rules)), relative=False)
   w0, changes = multiplayer.initial_values(seats), []
   while len(changes) < sweeps and (not changes or changes[-1] >= tol):
-    w0, change = sweep(w0, tables, plan=plan)
+    w0, change = sweep(w0, tables, plan=plan, fresh=not changes)
     changes.append(float(change))
   return np.asarray(w0)[:-1], changes
 

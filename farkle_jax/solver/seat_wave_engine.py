@@ -88,7 +88,10 @@ class SeatWaveEngine(stage_engine.StageEngine):
     """One sweep, one compiled call."""
     del sweeps, ckpt
     t0 = time.time()
-    w0, change = self.sweep(p.state.w0, self.tables, plan=self.plan)
+    # A run's first sweep (never a resumed one: checkpoints follow sweeps)
+    # starts from the first guesses.
+    w0, change = self.sweep(p.state.w0, self.tables, plan=self.plan,
+                            fresh=p.iteration == 0)
     change = float(change)   # waits for the sweep
     logging.info("sweep %d: %.2f s", p.iteration + 1, time.time() - t0)
     self._check_settling(p.history + [change])

@@ -65,6 +65,10 @@ class SeatWaveTables(NamedTuple):
   bank_base: jax.Array   # [K + 1] int32 `SeatsLayout.bank_base`
   farkle: jax.Array      # [K + 1] int32 the next player's key after a
                          #   farkle (the scores rotated)
+  stale: jax.Array       # [K + 1] bool that key finishes later (a
+                         #   penalty): a run's first sweep reads a guess
+  solved: jax.Array      # [span] int32 the lowest score sum finished
+                         #   before each step (-1: none yet)
   group_keys: jax.Array  # [span, G] int32 keys finishing at each step
   group_cols: jax.Array  # [span, G] int32 their columns
   partner: jax.Array     # [span, G] int32 group index of each one's
@@ -111,9 +115,10 @@ def _key_tables(seats: SeatsLayout) -> dict[str, np.ndarray]:
   finish = x + x // seats.bank_min
   t_max = np.asarray(seats.t_max(s0), np.int64)
   start = finish - t_max
+  farkle = seats.key_index(seats.farkle_fields(fields))
   return dict(finish=finish - start.min(), start=start - start.min(),
               t_max=t_max, s0=s0, bank_base=seats.bank_base(fields),
-              farkle=seats.key_index(seats.farkle_fields(fields)))
+              farkle=farkle, sums=sums)
 
 
 def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
@@ -147,6 +152,10 @@ def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
   tables = SeatWaveTables(
       **segment, finish=pad("finish", -1), t_max=pad("t_max", -1),
       s0=pad("s0", 0), bank_base=pad("bank_base", K), farkle=pad("farkle", K),
+      stale=placement.on_device(np.append(
+          k["finish"][k["farkle"]] > k["finish"], False)),
+      solved=int32(wave_schedule.solved_sums(
+          k["finish"], k["sums"], int(k["finish"].max()) + 1)),
       group_keys=int32(group_keys), group_cols=int32(group_cols),
       partner=int32(partner), farkle_prob=roll.farkle_prob,
       final=placement.on_device(last_turns.final_values(
@@ -160,7 +169,8 @@ def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
 
 
 
-def _columns_of(w0: jax.Array, plan: SeatWavePlan) -> wavefront._Columns:
+def _columns_of(w0: jax.Array, plan: SeatWavePlan, fresh
+                ) -> wavefront._Columns:
   """The loop state of a sweep: the two-player one, its ring [2, R * 6 *
   C, W] (row (r * 6 + n) * C + c: ring row r, dice state n, channel c),
   no separate slopes."""
@@ -168,7 +178,7 @@ def _columns_of(w0: jax.Array, plan: SeatWavePlan) -> wavefront._Columns:
   return wavefront._Columns(
       w0, jnp.zeros((2, rows, plan.width), w0.dtype),
       jnp.zeros((2, 1, 1), wavefront.SLOPE_DTYPE),
-      jnp.zeros((plan.width,), jnp.int32), jnp.zeros((), jnp.bool_))
+      jnp.zeros((plan.width,), jnp.int32), jnp.asarray(fresh, jnp.bool_))
 
 
 def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
@@ -186,7 +196,8 @@ def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
   won = (gains[:, None] > keys.margin[None])[:, None]          # [D, 1, W]
   win = vector_pass.win_vector(seats.players, ring.dtype)
   block = jnp.where(won, win[None, :, None], block)
-  new = _row_values(block, keys, c.vector, tables, plan)       # [6, C, W]
+  new = _row_values(block, keys, c.vector, tau, c.fresh, tables,
+                    plan)                                      # [6, C, W]
   at = (tau % plan.ring_rows) * 6 * C
   ring = jax.lax.dynamic_update_slice(
       c.ring, new.reshape(1, 6 * C, plan.chunk),
@@ -195,7 +206,7 @@ def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
       c.pointer, keys.pointer, first, 0))
 
 
-def _row_values(block, keys, w0, tables: SeatWaveTables,
+def _row_values(block, keys, w0, tau, fresh, tables: SeatWaveTables,
                 plan: SeatWavePlan) -> jax.Array:
   """[6, C, W] a row's values from its targets `block` [D, C, W]: each
   score set's first option best on channel 0, weighed, the farkle's share
@@ -206,7 +217,13 @@ def _row_values(block, keys, w0, tables: SeatWaveTables,
   best = jnp.take_along_axis(reads, pick[:, None, None], axis=1)[:, 0]
   value = jnp.einsum("ns,scw->ncw", jnp.asarray(options.weight, w0.dtype),
                      best, precision=_HIGHEST)
-  farkle = vector_pass.farkle_values(w0, tables.farkle[keys.key], seats)
+  target = tables.farkle[keys.key]
+  # A run's first sweep reads a penalty farkle's target, which holds only
+  # the first guess, at the nearest key solved already (as two players).
+  total = tables.solved[tau]
+  guessed = fresh & tables.stale[keys.key] & (total >= 0)
+  target = jnp.where(guessed, _raised(seats, target, total), target)
+  farkle = vector_pass.farkle_values(w0, target, seats)
   value = value + tables.farkle_prob[:, None, None].astype(w0.dtype) \
       * farkle[None]
   s0 = tables.s0[keys.key]
@@ -217,6 +234,25 @@ def _row_values(block, keys, w0, tables: SeatWaveTables,
   take = (t >= seats.bank_floor(s0, jnp))[None] & (bank[0][None]
                                                    >= value[:, 0])
   return jnp.where(take[:, None], bank[None], value)
+
+
+def _raised(seats: SeatsLayout, key: jax.Array, total: jax.Array
+            ) -> jax.Array:
+  """The keys `key` with their scores raised until their index sum is
+  `total` (the last seat first, then the others in seat order, each short
+  of the goal; `SeatsLayout.raised_key`), or `key` where they cannot take
+  it all."""
+  n, top = seats.players, seats.num_scores - 1
+  fields = jnp.unravel_index(jnp.minimum(key, seats.num_keys - 1),
+                             seats.key_shape)
+  scores = list(fields[:n])
+  left = total - sum(scores)
+  for seat in [n - 1] + list(range(n - 1)):
+    add = jnp.clip(left, 0, top - scores[seat])
+    scores[seat], left = scores[seat] + add, left - add
+  raised = jnp.ravel_multi_index(tuple(scores) + tuple(fields[n:]),
+                                 seats.key_shape, mode="clip")
+  return jnp.where(left > 0, key, raised)
 
 
 def _finish_group(c: wavefront._Columns, tau, m, tables: SeatWaveTables,
@@ -292,12 +328,14 @@ def _segment(m, c, tables: SeatWaveTables, plan: SeatWavePlan):
       lambda tau, c: _wave_step(tau, m, c, tables, plan), c)
 
 
-def sweep(w0: jax.Array, tables: SeatWaveTables, plan: SeatWavePlan
-          ) -> tuple[jax.Array, jax.Array]:
+def sweep(w0: jax.Array, tables: SeatWaveTables, plan: SeatWavePlan,
+          fresh: jax.Array | bool = False) -> tuple[jax.Array, jax.Array]:
   """One sweep: every key's turn, `plan.span` wave steps.
 
   Args:
     w0: [K + 1, N] start vectors (row K: the sink).
+    fresh: [] bool, w0 holds the first guesses, not a sweep's values: a
+      penalty farkle reads the nearest key solved earlier in the sweep.
 
   Returns:
     The new start vectors and the largest change of any seat's value
@@ -305,7 +343,7 @@ def sweep(w0: jax.Array, tables: SeatWaveTables, plan: SeatWavePlan
   """
   out = jax.lax.fori_loop(0, tables.chunks.shape[0],
                           lambda m, c: _segment(m, c, tables, plan),
-                          _columns_of(w0, plan))
+                          _columns_of(w0, plan, fresh))
   new = out.vector
   delta = jnp.abs(new - w0)[:-1]
   if plan.relative:
