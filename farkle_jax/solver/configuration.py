@@ -66,7 +66,8 @@ def base(preset: str = "facebook") -> ml_collections.ConfigDict:
       method="auto",              # one of METHODS or SEATS; auto: wavefront
                                   # on an accelerator, ordered on a CPU
                                   # (value_iteration: the baseline); seats
-                                  # for three or more players
+                                  # for three or more players (wavefront
+                                  # there: seat_wave_engine, asked for)
       tol=1e-9,                   # stop when the max change is below this
       norm="relative",            # "relative" |dW|/W or "absolute" |dW|
       max_iterations=1000,
