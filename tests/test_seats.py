@@ -1,6 +1,8 @@
 """The N-player state layout: key numbering and the transitions that end
 a turn, checked against their definitions key by key."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -113,3 +115,23 @@ def test_rules_refuse_bad_player_counts():
   rules_lib.minimal().replace(players=3, final_round=True,
                               final_round_ties="shared")
   assert "players" not in rules_lib.minimal().to_dict()   # fingerprints
+
+
+def test_raised_to_a_sum_is_raised_key_and_runs_in_jax():
+  """`raised_to` (the N-player wavefront's first-sweep guesses, in a
+  compiled step) raises scores as `raised_key` does, given its sum, and
+  leaves a key where the scores cannot take it all; NumPy and JAX agree."""
+  import jax.numpy as jnp
+  seats = SeatsLayout(dataclasses.replace(
+      rules_lib.facebook(goal=600, floor=-300), players=3))
+  fields, keys = seats.key_fields(), np.arange(seats.num_keys)
+  n, top = seats.players, seats.num_scores - 1
+  have = sum(np.asarray(x) for x in seats.scores_of(fields))
+  need = have + (n * top - have) % seats.bank_min + 1
+  want = seats.raised_key(fields, fields)
+  got = seats.raised_to(keys, need)
+  np.testing.assert_array_equal(got, np.where(want >= 0, want, keys))
+  assert (want < 0).any() and (want > keys).any()
+  np.testing.assert_array_equal(
+      np.asarray(seats.raised_to(jnp.asarray(keys), jnp.asarray(need), jnp)),
+      got)

@@ -208,6 +208,23 @@ class SeatsLayout(ScoreUnits):
     key = self.key_index(tuple(scores) + self.counts_of(target))
     return np.where(left > 0, -1, key)
 
+  def raised_to(self, keys, total, xp: ModuleType = np):
+    """Flat keys of `keys` with their scores raised until their index sum
+    is `total` (the last seat first, then the others in seat order, each
+    short of the goal, as `raised_key`), or `keys` themselves where they
+    cannot take it all (arrays of `xp`)."""
+    n, top = self.players, self.num_scores - 1
+    fields = xp.unravel_index(xp.minimum(keys, self.num_keys - 1),
+                              self.key_shape)
+    scores = list(fields[:n])
+    left = total - sum(scores)
+    for seat in [n - 1] + list(range(n - 1)):
+      add = xp.clip(left, 0, top - scores[seat])
+      scores[seat], left = scores[seat] + add, left - add
+    raised = xp.ravel_multi_index(tuple(scores) + tuple(fields[n:]),
+                                  self.key_shape, mode="clip")
+    return xp.where(left > 0, keys, raised)
+
   @staticmethod
   def from_next(values, xp: ModuleType = np, axis: int = 0):
     """Values of the next player's key seen from the player who moved:

@@ -222,7 +222,7 @@ def _row_values(block, keys, w0, tau, fresh, tables: SeatWaveTables,
   # the first guess, at the nearest key solved already (as two players).
   total = tables.solved[tau]
   guessed = fresh & tables.stale[keys.key] & (total >= 0)
-  target = jnp.where(guessed, _raised(seats, target, total), target)
+  target = jnp.where(guessed, seats.raised_to(target, total, jnp), target)
   farkle = vector_pass.farkle_values(w0, target, seats)
   value = value + tables.farkle_prob[:, None, None].astype(w0.dtype) \
       * farkle[None]
@@ -234,25 +234,6 @@ def _row_values(block, keys, w0, tau, fresh, tables: SeatWaveTables,
   take = (t >= seats.bank_floor(s0, jnp))[None] & (bank[0][None]
                                                    >= value[:, 0])
   return jnp.where(take[:, None], bank[None], value)
-
-
-def _raised(seats: SeatsLayout, key: jax.Array, total: jax.Array
-            ) -> jax.Array:
-  """The keys `key` with their scores raised until their index sum is
-  `total` (the last seat first, then the others in seat order, each short
-  of the goal; `SeatsLayout.raised_key`), or `key` where they cannot take
-  it all."""
-  n, top = seats.players, seats.num_scores - 1
-  fields = jnp.unravel_index(jnp.minimum(key, seats.num_keys - 1),
-                             seats.key_shape)
-  scores = list(fields[:n])
-  left = total - sum(scores)
-  for seat in [n - 1] + list(range(n - 1)):
-    add = jnp.clip(left, 0, top - scores[seat])
-    scores[seat], left = scores[seat] + add, left - add
-  raised = jnp.ravel_multi_index(tuple(scores) + tuple(fields[n:]),
-                                 seats.key_shape, mode="clip")
-  return jnp.where(left > 0, key, raised)
 
 
 def _finish_group(c: wavefront._Columns, tau, m, tables: SeatWaveTables,
