@@ -35,7 +35,9 @@ with --target, its sweep (one compiled loop) compiled for the GPU, its
 compile time and kernels; not first, except with --counts_only, which counts
 any number of players); `seats-plain` and `seats-newton` the same
 without and with its Newton step (`seats` takes the config's setting,
-by default the step under a penalty):
+by default the step under a penalty); `seats-wavefront` the wavefront for
+N players (`solver.seat_wavefront`; its counts from its schedule,
+`solver.seat_wave_schedule`):
 
     python experiments/benchmark.py --config configs/default.py \
         --methods=ordered,seats,wavefront
@@ -93,6 +95,7 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import (compile_target, configuration, driver,
                                loop_steps, methods, seat_counts,
+                               seat_wave_engine, seat_wave_schedule,
                                stage_engine, sweep_counts)
 
 
@@ -148,8 +151,12 @@ def counts_of(c: sweep_counts.SweepCounts, sweeps: int) -> dict:
 def seat_counted(config, sweeps: int) -> dict:
   """The stage engine's sweep counted from the sizes (`solver.seat_counts`,
   on this process's devices; XLA's bytes not counted), the projection of
-  `sweeps`; with `--target`, its sweep compiled for that GPU."""
+  `sweeps`; with `--target`, its sweep compiled for that GPU. For the
+  N-player wavefront, its schedule's counts (`seat_wave_schedule`)."""
   seats, settings = stage_engine.check(config)
+  if settings.method == "wavefront":
+    return {**counts_of(seat_wave_schedule.plan(seats).counts, sweeps),
+            **seat_target_figures(seats, settings, _TARGET.value)}
   group = stage_engine.group_size(settings, seats)
   return {**counts_of(seat_counts.sweep(seats, group, jax.device_count())
                       .counts, sweeps),
@@ -169,9 +176,11 @@ def seat_target_figures(seats, settings, target: str | None) -> dict:
   and kernels; no bytes (XLA's are not counted for it)."""
   if not target:
     return {}
+  engine = (seat_wave_engine if settings.method == "wavefront"
+            else stage_engine)
   with compile_target.aiming(target):
     t0 = time.perf_counter()
-    compiled = stage_engine.compile_for_target(seats, settings)
+    compiled = engine.compile_for_target(seats, settings)
     seconds = time.perf_counter() - t0
   return {f"{target}_compile_s": seconds,
           f"{target}_fusions": compile_target.fusions(compiled.as_text())}
@@ -343,15 +352,18 @@ def run_method(layout, roll, settings, label):
 
 
 # The stage engine's runs: `solver.newton` as the config has it, off, on.
+# ... and the N-player wavefront (`solver.seat_wavefront`).
+SEAT_WAVEFRONT = "seats-wavefront"
 SEAT_VARIANTS = {configuration.SEATS: "config", "seats-plain": False,
-                 "seats-newton": True}
+                 "seats-newton": True, SEAT_WAVEFRONT: "config"}
 
 
 def seat_config(config, label: str):
   """The config of stage engine variant `label`."""
   config = config.copy_and_resolve_references()
   with config.unlocked():
-    config.solver.method = configuration.SEATS
+    config.solver.method = ("wavefront" if label == SEAT_WAVEFRONT
+                            else configuration.SEATS)
     config.solver.max_iterations = _MAX_SWEEPS.value
     if SEAT_VARIANTS[label] != "config":
       config.solver.newton = SEAT_VARIANTS[label]

@@ -435,12 +435,17 @@ def test_benchmark_counts_the_stage_engine_for_three_players(tmp_path):
   number of players; its gathers read N channels a vector."""
   out = _script("experiments/benchmark.py", "--config",
                 "configs/tiny.py:facebook", "--counts_only", "--sweeps=7",
-                "--methods=seats-plain", "--json", str(tmp_path / "s.json"),
-                "--config.rules.players=3", "--config.rules.goal=400",
-                "--config.rules.floor=-200")
+                "--methods=seats-plain,seats-wavefront", "--json",
+                str(tmp_path / "s.json"), "--config.rules.players=3",
+                "--config.rules.goal=400", "--config.rules.floor=-200")
   assert out.returncode == 0, out.stderr[-2000:]
-  (r,) = json.loads((tmp_path / "s.json").read_text())["methods"]
+  r, wave = json.loads((tmp_path / "s.json").read_text())["methods"]
   assert r["method"] == "seats-plain" and r["sweeps"] == 7
+  # The N-player wavefront's schedule: the same live rows, far fewer steps.
+  assert wave["method"] == "seats-wavefront"
+  assert wave["live_rows_per_sweep"] == r["live_rows_per_sweep"]
+  assert 10 * wave["dependent_steps_per_sweep"] < r[
+      "dependent_steps_per_sweep"]
   assert r["xla_bytes_accessed_per_sweep"] == 0
   assert r["projected_h100_seconds_from_xla"] is None
   rules = rules_lib.facebook(goal=400, floor=-200).replace(players=3)

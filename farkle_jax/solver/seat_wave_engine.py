@@ -16,12 +16,13 @@ from __future__ import annotations
 import time
 
 import jax
+import jax.numpy as jnp
 from absl import logging
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.rules import Rules
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import (bellman, checkpointing, memory,
+from farkle_jax.solver import (bellman, checkpointing, memory, multiplayer,
                                placement, seat_wave_schedule, seat_wavefront,
                                stage_engine)
 from farkle_jax.solver.configuration import ConfigError, Settings
@@ -31,6 +32,20 @@ from farkle_jax.solver.stage_engine import SeatSweep
 ALTERNATING = 0.5   # a sweep whose change is over this share of the one two
                     # sweeps before, after SETTLING sweeps, alternates
 SETTLING = 6
+
+
+def compile_for_target(seats: SeatsLayout, settings: Settings):
+  """A sweep compiled for the GPU aimed at (`compile_target.aiming`): not
+  runnable here; its compile time and kernels are the GPU's."""
+  copies = placement.everywhere(placement.aimed())
+  tables, plan = seat_wavefront.build(
+      seats, bellman.roll_arrays(roll_tables.build(seats.rules)),
+      settings.norm == "relative")
+  spec = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=copies)
+  w0 = jax.ShapeDtypeStruct(multiplayer.values_shape(seats), jnp.float64,
+                            sharding=copies)
+  return jax.jit(seat_wavefront.sweep, static_argnames="plan").lower(
+      w0, jax.tree.map(spec, tables), plan=plan).compile()
 
 
 class Alternating(RuntimeError):
