@@ -93,6 +93,7 @@ import farkle_jax  # noqa: F401  (float64)
 from farkle_jax.apps import command_line
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
+from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import (compile_target, configuration, driver,
                                loop_steps, methods, seat_counts,
                                seat_wave_engine, seat_wave_schedule,
@@ -398,6 +399,14 @@ def run_seats(config, label: str, reference_shape) -> dict:
       **seat_counted(config, summary["iterations"])}
 
 
+def model_states(rules, layout) -> int:
+  """The model's states: the N-player layout's for more than two
+  players (the two-player layout then sizes nothing the run solves)."""
+  if rules.players > 2:
+    return SeatsLayout(rules).num_states
+  return layout.num_states
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -420,7 +429,8 @@ def main(argv):
         f"{settings.tol:g}  {settings.dtype}")
   print(f"# backend {jax.default_backend()}: {dev.device_kind} x"
         f"{jax.device_count()}; host {cpu_name()}, {os.cpu_count()} cores")
-  print(f"# model states {layout.num_states:,}")
+  print(f"# model states {model_states(rules, layout):,}"
+        + (f" ({rules.players} players)" if rules.players > 2 else ""))
   if _COUNTS_ONLY.value:
     print(f"# counts only, no solve: {_SWEEPS.value} sweeps assumed")
     results = [count_seats(_CONFIG.value, name, _SWEEPS.value)
@@ -475,7 +485,7 @@ def write_json(results, rules, settings, layout, config_file, dev) -> None:
   record = {
       "date": str(datetime.date.today()), "config": config_file,
       "rules": rules.to_dict(), "tol": settings.tol, "norm": settings.norm,
-      "dtype": settings.dtype, "model_states": layout.num_states,
+      "dtype": settings.dtype, "model_states": model_states(rules, layout),
       "backend": jax.default_backend(), "device": dev.device_kind,
       "devices": jax.device_count(), "host": cpu_name(),
       "cores": os.cpu_count(), "methods": results}

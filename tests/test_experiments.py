@@ -439,7 +439,8 @@ def test_benchmark_counts_the_stage_engine_for_three_players(tmp_path):
                 str(tmp_path / "s.json"), "--config.rules.players=3",
                 "--config.rules.goal=400", "--config.rules.floor=-200")
   assert out.returncode == 0, out.stderr[-2000:]
-  r, wave = json.loads((tmp_path / "s.json").read_text())["methods"]
+  record = json.loads((tmp_path / "s.json").read_text())
+  r, wave = record["methods"]
   assert r["method"] == "seats-plain" and r["sweeps"] == 7
   # The N-player wavefront's schedule: the same live rows, far fewer steps.
   assert wave["method"] == "seats-wavefront"
@@ -452,6 +453,9 @@ def test_benchmark_counts_the_stage_engine_for_three_players(tmp_path):
   seats = SeatsLayout(rules)
   options = sum(int(np.prod(g.rows.shape)) for g in bellman.roll_arrays(
       roll_tables.build(rules)).groups)
+  # The model's states are the N-player layout's, as the header says.
+  assert record["model_states"] == seats.num_states
+  assert f"# model states {seats.num_states:,} (3 players)" in out.stdout
   rows = r["rows_evaluated_per_sweep"]
   assert r["gathered_bytes_per_sweep"] == (
       rows * (options * 3 + 3) * 8 + seats.num_keys * 3 * 8)
