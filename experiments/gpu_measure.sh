@@ -109,7 +109,7 @@ for part in $parts; do
         --config.rules.floor=-750 ;;
     seats_wave)
       # The tiny three-player game as a wavefront (solver/seat_wavefront.py:
-      # 257 dependent steps a sweep against the stage engine's 9,522).
+      # 287 dependent steps a sweep against the stage engine's 9,522).
       three seats_wave 300 --config.solver.method=wavefront ;;
     seats_2000)
       # The README's three-player game at scale: Facebook rules to 2,000.

@@ -57,7 +57,33 @@ class SeatWave(NamedTuple):
     return self.ring_bytes // self.devices + self.vector_bytes
 
 
-def _finish(seats: SeatsLayout, sums: np.ndarray) -> np.ndarray:
+class ColumnBytes(NamedTuple):
+  """What one column moves, vectors of C = N channels."""
+  read: int      # gathered at one step: a ring row per distinct target,
+                 #   the farkle's and the bank's start vectors, and a table
+                 #   entry per dice state
+  written: int   # written at one step: a row per dice state
+  ring: int      # its ring, which a segment's move reads and writes
+
+
+def column_bytes(seats: SeatsLayout, roll: bellman.RollArrays
+                 ) -> ColumnBytes:
+  """`ColumnBytes` of the N-player wavefront (float64 values)."""
+  size, C = 8, vector_pass.channels(seats.players)
+  S = roll.dice_states
+  return ColumnBytes(
+      (bellman.row_plan(roll).num_targets * C + 2 * seats.players) * size
+      + S * INDEX_BYTES, S * C * size,
+      wavefront.ring_rows(roll) * S * C * size)
+
+
+def move_cost(cost: ColumnBytes) -> float:
+  """A column's ring moved (read and written), in column-steps: what
+  `wave_schedule.cut_segments` weighs a segment's moves by."""
+  return 2 * cost.ring / cost.read
+
+
+def finish_of_sums(seats: SeatsLayout, sums: np.ndarray) -> np.ndarray:
   """The step (before the shift) at which keys of index sum `sums`
   finish."""
   x = seats.players * (seats.num_scores - 1) - sums
@@ -79,7 +105,7 @@ def live_keys(seats: SeatsLayout) -> np.ndarray:
   the steps shifted so that the first key starts at step 0."""
   count = keys_by_mover_and_sum(seats)
   s0 = np.arange(seats.num_scores)[:, None]
-  finish = _finish(seats, s0 + np.arange(count.shape[1])[None])
+  finish = finish_of_sums(seats, s0 + np.arange(count.shape[1])[None])
   start = finish - np.asarray(seats.t_max(s0), np.int64)
   low = int(start.min())
   live = np.zeros(int(finish.max()) - low + 2, np.int64)
@@ -104,17 +130,13 @@ def plan(seats: SeatsLayout, devices: int = 1,
   a loop iteration per chunk of C columns at each step, and per segment
   its moves.
   """
-  live = live_keys(seats)
-  size, C = 8, vector_pass.channels(seats.players)
-  roll = bellman.roll_arrays(roll_tables.build(seats.rules))
-  row, S = bellman.row_plan(roll), roll.dice_states
-  column_read = (row.num_targets * C + 2 * seats.players) * size \
-      + S * INDEX_BYTES
-  column_write = S * C * size
-  ring = wavefront.ring_rows(roll) * S * C * size
+  live, size = live_keys(seats), 8
+  cost = column_bytes(seats, bellman.roll_arrays(roll_tables.build(
+      seats.rules)))
+  column_read, column_write, ring = cost
   chunk = wave_schedule.chunk_columns(live, TILE * devices)
   bounds = wave_schedule.cut_segments(live, segments, chunk,
-                                      2 * ring / column_read)
+                                      move_cost(cost))
   widths = tuple(int(-(-live[a:b].max() // chunk) * chunk)
                  for a, b in zip(bounds[:-1], bounds[1:]))
   lengths = np.diff(bounds)

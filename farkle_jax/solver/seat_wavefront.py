@@ -111,8 +111,7 @@ def _key_tables(seats: SeatsLayout) -> dict[str, np.ndarray]:
   fields = seats.key_fields()
   s0 = np.asarray(fields[0], np.int64)
   sums = sum(np.asarray(s, np.int64) for s in seats.scores_of(fields))
-  x = seats.players * (seats.num_scores - 1) - sums
-  finish = x + x // seats.bank_min
+  finish = seat_wave_schedule.finish_of_sums(seats, sums)
   t_max = np.asarray(seats.t_max(s0), np.int64)
   start = finish - t_max
   farkle = seats.key_index(seats.farkle_fields(fields))
@@ -128,16 +127,13 @@ def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
   if why:
     raise ValueError(f"the wavefront for {seats.players} players does not "
                      f"run {why}")
-  K, S = seats.num_keys, roll.dice_states
-  k = _key_tables(seats)
+  K, k = seats.num_keys, _key_tables(seats)
   live = wave_schedule.live_keys(k["start"], k["finish"])
-  row = bellman.row_plan(roll)
-  channels = vector_pass.channels(seats.players)
-  rows = wavefront.ring_rows(roll)
   chunk = wave_schedule.chunk_columns(live, TILE)
-  move = rows * S * channels / (row.num_targets * channels + 2)
-  bounds = wave_schedule.cut_segments(live, seat_wave_schedule.SEGMENTS,
-                                      chunk, move)
+  bounds = wave_schedule.cut_segments(
+      live, seat_wave_schedule.SEGMENTS, chunk,
+      seat_wave_schedule.move_cost(seat_wave_schedule.column_bytes(
+          seats, roll)))
   every = np.ones(K, bool)
   segs, widths, _, finish_col = wave_schedule.segment_columns(
       k["start"], k["finish"], every, bounds, chunk, K, TILE)
@@ -163,9 +159,9 @@ def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
   depth = max(s.col_keys.shape[1] for s in segs)
   steps = int(np.dot(np.diff(bounds) + 1, np.asarray(widths) // chunk))
   return tables, SeatWavePlan(
-      seats, relative, int(k["finish"].max()) + 1, rows, chunk, depth,
-      tuple(widths), steps, bool(seats.penalty),
-      wave_schedule.doubling_rounds(partner), row)
+      seats, relative, int(k["finish"].max()) + 1, wavefront.ring_rows(roll),
+      chunk, depth, tuple(widths), steps, bool(seats.penalty),
+      wave_schedule.doubling_rounds(partner), bellman.row_plan(roll))
 
 
 
