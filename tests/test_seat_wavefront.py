@@ -15,6 +15,7 @@ from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import (bellman, configuration, driver, multiplayer,
                                seat_wave_engine, seat_wavefront)
+from farkle_jax.solver.memory import MemoryRefused
 
 sweep = jax.jit(seat_wavefront.sweep, static_argnames="plan")
 
@@ -136,6 +137,15 @@ def test_dice_that_differ_are_refused_before_any_work(tmp_path):
   assert not list(tmp_path.iterdir())
 
 
+def test_float32_is_refused_as_for_the_stage_engine(tmp_path):
+  config = _config(300, method="wavefront", dtype="float32")
+  config.solver.tol = 1e-6
+  with pytest.raises(configuration.ConfigError,
+                     match="'float64' with more than two players"):
+    driver.run(config, str(tmp_path))
+  assert not list(tmp_path.iterdir())
+
+
 def test_sweeps_that_stop_shrinking_stop_the_run_in_one_line():
   """Changes that no longer fall (the sweeps alternate between two policy
   profiles) end the run, naming the stage engine, which settles such a
@@ -148,3 +158,19 @@ def test_sweeps_that_stop_shrinking_stop_the_run_in_one_line():
   with pytest.raises(seat_wave_engine.Alternating,
                      match=r"alternate .*solver\.method='seats'"):
     engine._check_settling([0.6, 0.1, 1e-2, 7e-4, 3e-4, 7e-4, 3e-4, 7e-4])
+
+
+@pytest.mark.parametrize("limit, offers", [(2.0, True), (0.5, False)])
+def test_a_wavefront_too_large_is_refused_naming_what_fits(tmp_path, limit,
+                                                           offers):
+  """The tiny three-player Facebook game's rings need 6 GB; with 2 GB the
+  stage engine (0.7 GB) is named, with 0.5 GB nothing is: a refusal names
+  only settings that fit, before any work."""
+  config = configuration.base("facebook")
+  config.rules.update(goal=1000, floor=-500, players=3)
+  config.solver.method = "wavefront"
+  config.memory_limit_gb = limit
+  with pytest.raises(MemoryRefused) as refused:
+    driver.run(config, str(tmp_path))
+  assert ("solver.method='seats'" in str(refused.value)) == offers
+  assert not list(tmp_path.iterdir())

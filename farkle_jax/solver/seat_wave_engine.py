@@ -68,6 +68,7 @@ class SeatWaveEngine(stage_engine.StageEngine):
   def __init__(self, rules: Rules, settings: Settings):
     """Refuses rules the wavefront does not run, or a game that does not
     fit, in one line."""
+    stage_engine.check_settings(rules, settings)   # float64, as the stages
     self.seats, self.settings = SeatsLayout(rules), settings
     why = seat_wavefront.unsupported(self.seats)
     if why:
@@ -79,9 +80,13 @@ class SeatWaveEngine(stage_engine.StageEngine):
     have = memory.available_bytes(on_device=True)
     if settings.memory_limit_gb is not None:
       have = (int(settings.memory_limit_gb * 2**30), "memory_limit_gb")
+    # The stage engine, named where it fits (it keeps no rings).
+    group = stage_engine.group_size(settings, self.seats)
+    staged = stage_engine.footprint(self.seats, group)[1]
     self.need = memory.check(
         need, f"the wavefront of {rules.players} players, "
-        f"{self.seats.num_keys:,} keys", have, ["solver.method='seats'"],
+        f"{self.seats.num_keys:,} keys", have,
+        ["solver.method='seats'"] if staged <= 0.8 * have[0] else [],
         share=0.8)
     logging.info("%d players, rules %s: %s keys, %s model states, the "
                  "wavefront on one device; memory estimate %.2f GB",
@@ -95,7 +100,6 @@ class SeatWaveEngine(stage_engine.StageEngine):
         self.seats, roll, self.settings.norm == "relative")
     self.sweep = jax.jit(seat_wavefront.sweep, static_argnames="plan",
                          donate_argnums=0)
-    self.changes: list[float] = []
     return self.need
 
   def advance(self, p: Progress, sweeps: int,

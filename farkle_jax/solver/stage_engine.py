@@ -110,11 +110,11 @@ def compile_for_target(seats: SeatsLayout, settings: Settings) -> Any:
 def check(config: ml_collections.ConfigDict) -> tuple[SeatsLayout, Settings]:
   """Validates a config for N players (before any compute)."""
   rules, settings = configuration.check(config)
-  _check_settings(rules, settings)
+  check_settings(rules, settings)
   return SeatsLayout(rules), settings
 
 
-def _check_settings(rules: Rules, settings: Settings) -> None:
+def check_settings(rules: Rules, settings: Settings) -> None:
   # 'wavefront' runs `seat_wave_engine` (driver.engine_for), which says
   # which rules it does not run.
   if settings.method not in ("auto", "ordered", configuration.SEATS,
@@ -253,7 +253,7 @@ class StageEngine:
 
   def __init__(self, rules: Rules, settings: Settings):
     """Refuses what N players do not support, or cannot fit."""
-    _check_settings(rules, settings)
+    check_settings(rules, settings)
     self.seats, self.settings = SeatsLayout(rules), settings
     self.rules, self.num_states = rules, self.seats.num_states
     self.group = group_size(settings, self.seats)
