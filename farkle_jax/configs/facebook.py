@@ -2,7 +2,7 @@
 
   farkle solve --config facebook --workdir runs/facebook
 
-Minutes and 0.7 GB on a 2-core CPU (14 sweeps; the README's "How long
+Minutes and 0.7 GB on a 2-core CPU (13 sweeps; the README's "How long
 things take", BENCHMARKS.md). The ordered method's Newton step
 (`--config.solver.newton=True`) solves it in 8 sweeps, each several times
 dearer on a CPU.

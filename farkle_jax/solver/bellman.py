@@ -25,7 +25,7 @@ import numpy as np
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout, flat_turn, turn_row
-from farkle_jax.solver import placement, row_step, sweep_counts
+from farkle_jax.solver import change_norm, placement, row_step, sweep_counts
 
 # The roll tables as arrays (`row_step`, which owns the row arithmetic).
 OptionGroup = row_step.OptionGroup
@@ -148,11 +148,9 @@ def _row_body(x_farkle, padded, bank_base, top, roll: RollArrays,
     rolled = (jax.lax.dynamic_update_index_in_dim(rolled, value, t, axis=0)
               if rolls else rolled)
     old = jax.lax.dynamic_index_in_dim(rows, t, keepdims=False)
-    delta = jnp.abs(new - old)
-    if relative:
-      delta = delta / jnp.maximum(new, jnp.finfo(new.dtype).tiny)
     rows = jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
-    return rows, jnp.maximum(res, delta.max()), chosen, rolled
+    return (rows, jnp.maximum(res, change_norm.largest(new, old, relative)),
+            chosen, rolled)
 
   return body
 

@@ -44,7 +44,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.game import roll_tables
-from farkle_jax.solver import bellman, last_turns, placement, vector_pass
+from farkle_jax.solver import (bellman, change_norm, last_turns, placement,
+                                vector_pass)
 from farkle_jax.solver.bellman import RollArrays
 
 NEWTON_STEPS = 8      # most policy steps of a stage per sweep
@@ -404,10 +405,7 @@ def largest_change(after: jax.Array, before: jax.Array, real: jax.Array,
                    relative: bool) -> jax.Array:
   """[] the largest change of a stage's or block's values ([N, M] each;
   `real` [M] masks padding), relative to the new values if `relative`."""
-  delta = jnp.abs(after - before)
-  if relative:
-    delta = delta / jnp.maximum(after, jnp.finfo(after.dtype).tiny)
-  return jnp.where(real[None], delta, 0).max()
+  return change_norm.largest(after, before, relative, real[None])
 
 
 compiled_stage_step = jax.jit(stage_step, static_argnames=("plan",),

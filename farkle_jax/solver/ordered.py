@@ -41,7 +41,7 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec as P
 
 from farkle_jax.game.layout import StateLayout
-from farkle_jax.solver import bellman, newton, placement
+from farkle_jax.solver import bellman, change_norm, newton, placement
 
 DOUBLINGS = 24  # pointer-doubling rounds: a cycle's slope product ^ 2^24 -> 0
 NEWTON_STEPS = 4  # most in-stage Newton steps (policy updates) per sweep
@@ -422,12 +422,10 @@ def exit_steps(stages: StageTables) -> int:
 
 
 def largest_change(new: jax.Array, old: jax.Array, relative: bool
-                    ) -> jax.Array:
-  """Largest |new - old| (relative: over new) of the real entries."""
-  delta = jnp.abs(new - old)[:-1]
-  if relative:
-    delta = delta / jnp.maximum(new[:-1], jnp.finfo(new.dtype).tiny)
-  return delta.max()
+                   ) -> jax.Array:
+  """The largest change of the real entries (all but the last, the sink),
+  in the solve's norm (`change_norm`)."""
+  return change_norm.largest(new[:-1], old[:-1], relative)
 
 
 def default_b_group(layout: StateLayout) -> int:

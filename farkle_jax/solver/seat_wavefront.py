@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import (bellman, last_turns, placement,
+from farkle_jax.solver import (bellman, change_norm, last_turns, placement,
                                seat_wave_schedule, vector_pass, wave_schedule,
                                wavefront)
 from farkle_jax.solver.wave_row import TILE, option_table
@@ -316,13 +316,10 @@ def sweep(w0: jax.Array, tables: SeatWaveTables, plan: SeatWavePlan,
 
   Returns:
     The new start vectors and the largest change of any seat's value
-    (absolute, or relative to the new value with `plan.relative`).
+    (`change_norm`, relative with `plan.relative`).
   """
   out = jax.lax.fori_loop(0, tables.chunks.shape[0],
                           lambda m, c: _segment(m, c, tables, plan),
                           _columns_of(w0, plan, fresh))
   new = out.vector
-  delta = jnp.abs(new - w0)[:-1]
-  if plan.relative:
-    delta = delta / jnp.maximum(new[:-1], jnp.finfo(new.dtype).tiny)
-  return new, delta.max()
+  return new, change_norm.largest(new[:-1], w0[:-1], plan.relative)

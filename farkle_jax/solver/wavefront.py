@@ -56,7 +56,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE, StateLayout, turn_row
-from farkle_jax.solver import bellman, placement, wave_kernel
+from farkle_jax.solver import bellman, change_norm, placement, wave_kernel
 from farkle_jax.solver.wave_row import (
     SLOPE_DTYPE, TILE, column_bytes, option_table, row_step)
 from farkle_jax.solver.wave_schedule import (
@@ -478,8 +478,5 @@ def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
   out = jax.lax.fori_loop(
       0, tables.chunks.shape[0],
       lambda m, c: _segment(m, c, tables, plan, split), start)
-  delta = jnp.abs(out.vector - vector)[:-1]
-  if plan.relative:
-    delta = delta / jnp.maximum(out.vector[:-1],
-                                jnp.finfo(vector.dtype).tiny)
-  return out.vector, delta.max()
+  return out.vector, change_norm.largest(out.vector[:-1], vector[:-1],
+                                         plan.relative)
