@@ -95,3 +95,38 @@ def test_the_benchmark_compiles_each_method_for_an_h100(tmp_path):
     # XLA charges at least the bytes the plan counts.
     plan = row["gathered_bytes_per_sweep"] + row["written_bytes_per_sweep"]
     assert row["h100_bytes_accessed_per_sweep"] > 0.5 * plan
+
+
+_SEAT_KERNEL = """
+import re, sys
+from farkle_jax.configs import tiny
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import compile_target, configuration, seat_wave_engine
+config = tiny.get_config("minimal")
+config.rules.update(players=3, goal=300)
+config.solver.update(method="wavefront", kernel=sys.argv[1])
+rules, settings = configuration.check(config)
+with compile_target.aiming("h100"):
+  text = seat_wave_engine.compile_for_target(SeatsLayout(rules),
+                                             settings).as_text()
+print(sorted(set(re.findall(r"(seat_wave_chunk_row|wave_move_columns)",
+                            text))))
+"""
+
+
+@pytest.mark.skipif(not CUDA_PYTHON, reason="no Python with JAX's CUDA "
+                    "plugin: run `bash experiments/deviceless_setup.sh` and "
+                    "set FARKLE_JAX_CUDA_PYTHON to the path it prints")
+def test_the_n_player_wavefront_compiles_its_fused_kernel_for_an_h100():
+  """Asked for, the chunk's row and the moves are Triton kernels of the
+  program compiled for an H100; XLA's step otherwise (`auto`: a chunk of
+  the tiny game is too narrow to fill the GPU)."""
+  def kernels(kernel):
+    out = subprocess.run(
+        [CUDA_PYTHON, "-c", _SEAT_KERNEL, kernel], cwd=ROOT,
+        env={**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": ROOT},
+        capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.strip().splitlines()[-1]
+  assert kernels("pallas") == "['seat_wave_chunk_row', 'wave_move_columns']"
+  assert kernels("auto") == "[]"

@@ -142,6 +142,25 @@ def test_the_main_job_runs_it_and_resumes(tmp_path):
   np.testing.assert_array_equal(values("r"), values("w"))
 
 
+def test_the_kernel_runs_where_asked_and_solves_as_xlas_step(tmp_path):
+  """`solver.kernel`: 'pallas' runs the fused kernel (interpreted on a
+  CPU), 'auto' XLA's step on a CPU; a run with the kernel converges in
+  the same sweeps to XLA's values."""
+  def plan_of(kernel):
+    rules, settings = configuration.check(_config(300, method="wavefront",
+                                                  kernel=kernel))
+    return seat_wave_engine.build(SeatsLayout(rules), settings)[1]
+  assert plan_of("pallas").kernel == "interpret"
+  assert plan_of("auto").kernel == "xla" == plan_of("xla").kernel
+  fused = driver.run(_config(300, method="wavefront", kernel="pallas"),
+                     str(tmp_path / "k"))
+  plain = driver.run(_config(300, method="wavefront", kernel="xla"),
+                     str(tmp_path / "x"))
+  assert fused["converged"] and fused["iterations"] == plain["iterations"]
+  values = lambda d: np.load(tmp_path / d / "start_values.npy")
+  np.testing.assert_allclose(values("k"), values("x"), rtol=0, atol=1e-15)
+
+
 def test_dice_that_differ_are_refused_before_any_work(tmp_path):
   config = _config(600, method="wavefront")
   config.rules.dice = ((0.25, 0.1, 0.15, 0.15, 0.2, 0.15),)
@@ -189,3 +208,33 @@ def test_a_wavefront_too_large_is_refused_naming_what_fits(tmp_path, limit,
     driver.run(config, str(tmp_path))
   assert ("solver.method='seats'" in str(refused.value)) == offers
   assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("rules", [
+    dataclasses.replace(rules_lib.minimal(goal=300), players=3),
+    pytest.param(dataclasses.replace(
+        rules_lib.facebook(goal=300, floor=-150), players=3),
+        marks=pytest.mark.thorough),
+    pytest.param(dataclasses.replace(
+        rules_lib.facebook(goal=400, floor=-100), players=3,
+        entry_minimum=350), marks=pytest.mark.thorough),
+    dataclasses.replace(rules_lib.minimal(goal=250), players=4,
+                        final_round=True, final_round_cap=100),
+], ids=["minimal", "penalty", "penalty-entry", "final-round-4"])
+def test_the_fused_kernel_sweeps_as_xlas_step(rules):
+  """The chunk's row as one kernel (Pallas' interpreter here) against
+  XLA's step: every sweep of a solve, from the same start vectors, to
+  rounding (its sums compensated, XLA's product in its own order). Row
+  K, the sink, holds what idle columns leave, which no key reads."""
+  seats = SeatsLayout(rules)
+  tables, plan = seat_wavefront.build(
+      seats, bellman.roll_arrays(roll_tables.build(rules)), relative=False)
+  fused = plan._replace(kernel="interpret")
+  w0 = multiplayer.initial_values(seats)
+  for first in (True, False):
+    want, change = sweep(w0, tables, plan=plan, fresh=first)
+    got, _ = sweep(w0, tables, plan=fused, fresh=first)
+    np.testing.assert_allclose(np.asarray(got)[:-1], np.asarray(want)[:-1],
+                               rtol=0, atol=2e-15)
+    w0 = want
+  assert 0 < float(change) < 0.1

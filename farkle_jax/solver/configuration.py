@@ -22,9 +22,9 @@ METHODS = ("auto", "ordered", "wavefront", "value_iteration")
 # for three or more; with two, the same code as for three).
 SEATS = "seats"
 NORMS = ("relative", "absolute")
-# The wavefront's chunk row: XLA's ops, or one fused Pallas kernel (on a
-# GPU through Triton, on a CPU interpreted); auto: the kernel on a GPU
-# where a chunk fills it (`methods.wave_kernel_for`).
+# The wavefront's chunk row (two players or more): XLA's ops, or one fused
+# Pallas kernel (on a GPU through Triton, on a CPU interpreted); auto: the
+# kernel on a GPU where a chunk fills it (`methods.wave_kernel_for`).
 KERNELS = ("auto", "xla", "pallas")
 DTYPES = ("float64", "float32")
 

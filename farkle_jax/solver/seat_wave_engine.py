@@ -22,9 +22,9 @@ from absl import logging
 from farkle_jax.game import roll_tables
 from farkle_jax.game.rules import Rules
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import (bellman, checkpointing, memory, multiplayer,
-                               placement, seat_wave_schedule, seat_wavefront,
-                               stage_engine)
+from farkle_jax.solver import (bellman, checkpointing, memory, methods,
+                               multiplayer, placement, seat_wave_schedule,
+                               seat_wavefront, stage_engine)
 from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.engine import Chunk, Progress
 from farkle_jax.solver.stage_engine import SeatSweep
@@ -38,14 +38,25 @@ def compile_for_target(seats: SeatsLayout, settings: Settings):
   """A sweep compiled for the GPU aimed at (`compile_target.aiming`): not
   runnable here; its compile time and kernels are the GPU's."""
   copies = placement.everywhere(placement.aimed())
-  tables, plan = seat_wavefront.build(
-      seats, bellman.roll_arrays(roll_tables.build(seats.rules)),
-      settings.norm == "relative")
+  tables, plan = build(seats, settings)
   spec = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=copies)
   w0 = jax.ShapeDtypeStruct(multiplayer.values_shape(seats), jnp.float64,
                             sharding=copies)
   return jax.jit(seat_wavefront.sweep, static_argnames="plan").lower(
       w0, jax.tree.map(spec, tables), plan=plan).compile()
+
+
+def build(seats: SeatsLayout, settings: Settings
+          ) -> tuple[seat_wavefront.SeatWaveTables,
+                     seat_wavefront.SeatWavePlan]:
+  """The sweep's tables and plan, its chunk's row as `config.solver.kernel`
+  asks (the fused kernel on a GPU where a chunk fills it, as two players:
+  `methods.wave_kernel_for`; the sweep runs on one device)."""
+  tables, plan = seat_wavefront.build(
+      seats, bellman.roll_arrays(roll_tables.build(seats.rules)),
+      settings.norm == "relative")
+  return tables, plan._replace(kernel=methods.wave_kernel_for(
+      settings.kernel, 1, plan.chunk))
 
 
 class Alternating(RuntimeError):
@@ -95,9 +106,7 @@ class SeatWaveEngine(stage_engine.StageEngine):
 
   def build(self) -> int:
     self.mesh = placement.make_mesh()
-    roll = bellman.roll_arrays(roll_tables.build(self.rules))
-    self.tables, self.plan = seat_wavefront.build(
-        self.seats, roll, self.settings.norm == "relative")
+    self.tables, self.plan = build(self.seats, self.settings)
     self.sweep = jax.jit(seat_wavefront.sweep, static_argnames="plan",
                          donate_argnums=0)
     return self.need

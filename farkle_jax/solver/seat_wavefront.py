@@ -41,8 +41,8 @@ import numpy as np
 
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import (bellman, change_norm, last_turns, placement,
-                               seat_wave_schedule, vector_pass, wave_schedule,
-                               wavefront)
+                               seat_wave_kernel, seat_wave_schedule,
+                               vector_pass, wave_schedule, wavefront)
 from farkle_jax.solver.wave_row import TILE, option_table
 
 _HIGHEST = jax.lax.Precision.HIGHEST
@@ -91,7 +91,9 @@ class SeatWavePlan(NamedTuple):
   chains: bool     # farkles may leave a finishing group (a penalty)
   rounds: int      # pointer-doubling rounds of a group's chains
   row: bellman.RowPlan     # the distinct targets of a row
-  kernel: str = "xla"      # what the two-player moves read
+  kernel: str = "xla"      # a chunk's row and the moves: "xla",
+                           #   "pallas" (the fused kernels), "interpret"
+                           #   (them, interpreted)
 
   @property
   def width(self) -> int:
@@ -179,40 +181,44 @@ def _columns_of(w0: jax.Array, plan: SeatWavePlan, fresh
 
 def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
                 plan: SeatWavePlan) -> wavefront._Columns:
-  """Row `tau` of chunk j of segment m: six new rows of C channels."""
-  seats, C = plan.seats, vector_pass.channels(plan.seats.players)
+  """Row `tau` of chunk j of segment m: six new rows of C channels, by
+  XLA's step or the fused kernel (`plan.kernel`: `seat_wave_kernel`)."""
+  C = vector_pass.channels(plan.seats.players)
   first = j * plan.chunk
   keys = wavefront._chunk_keys(tau, m, j, c, tables, plan, lambda x: x)
+  farkle, bank = _reads(keys, c.vector, tau, c.fresh, tables, plan)
   gains, dice = np.asarray(plan.row.gains), np.asarray(plan.row.dice)
   source = ((tau - gains) % plan.ring_rows) * 6 + dice          # [D]
-  rows = source[:, None] * C + jnp.arange(C)[None]             # [D, C]
-  cols = first + jnp.arange(plan.chunk)
-  ring = c.ring[m % 2]
-  block = ring[rows[:, :, None], cols[None, None]]             # [D, C, W]
-  won = (gains[:, None] > keys.margin[None])[:, None]          # [D, 1, W]
-  win = vector_pass.win_vector(seats.players, ring.dtype)
-  block = jnp.where(won, win[None, :, None], block)
-  new = _row_values(block, keys, c.vector, tau, c.fresh, tables,
-                    plan)                                      # [6, C, W]
-  at = (tau % plan.ring_rows) * 6 * C
-  ring = jax.lax.dynamic_update_slice(
-      c.ring, new.reshape(1, 6 * C, plan.chunk),
-      wavefront._at(m % 2, at, first))
+  at = wavefront._at(m % 2, (tau % plan.ring_rows) * 6 * C, first)
+  if plan.kernel != "xla":
+    options = option_table(plan.row)
+    dtype = c.ring.dtype
+    ring = seat_wave_kernel.chunk_row(
+        c.ring, jnp.stack(at), source.astype(jnp.int32)[options.index],
+        jnp.asarray(gains[options.index], jnp.int32),
+        jnp.asarray(options.weight, dtype),
+        tables.farkle_prob.astype(dtype), keys.margin.astype(jnp.int32),
+        farkle, bank, (keys.t >= 0) & (keys.margin >= 0),
+        spans=options.spans, interpret=plan.kernel == "interpret")
+  else:
+    rows = source[:, None] * C + jnp.arange(C)[None]           # [D, C]
+    cols = first + jnp.arange(plan.chunk)
+    block = c.ring[m % 2][rows[:, :, None], cols[None, None]]  # [D, C, W]
+    won = (gains[:, None] > keys.margin[None])[:, None]        # [D, 1, W]
+    win = vector_pass.win_vector(plan.seats.players, block.dtype)
+    block = jnp.where(won, win[None, :, None], block)
+    new = _row_values(block, farkle, bank, tables, plan)       # [6, C, W]
+    ring = jax.lax.dynamic_update_slice(
+        c.ring, new.reshape(1, 6 * C, plan.chunk), at)
   return c._replace(ring=ring, pointer=jax.lax.dynamic_update_slice_in_dim(
       c.pointer, keys.pointer, first, 0))
 
 
-def _row_values(block, keys, w0, tau, fresh, tables: SeatWaveTables,
-                plan: SeatWavePlan) -> jax.Array:
-  """[6, C, W] a row's values from its targets `block` [D, C, W]: each
-  score set's first option best on channel 0, weighed, the farkle's share
-  added; banking where it is worth as much to the mover."""
-  seats, options = plan.seats, option_table(plan.row)
-  reads = block[options.index]                                 # [S, J, C, W]
-  pick = jnp.argmax(reads[:, :, 0], axis=1)                    # [S, W]
-  best = jnp.take_along_axis(reads, pick[:, None, None], axis=1)[:, 0]
-  value = jnp.einsum("ns,scw->ncw", jnp.asarray(options.weight, w0.dtype),
-                     best, precision=_HIGHEST)
+def _reads(keys, w0, tau, fresh, tables: SeatWaveTables,
+           plan: SeatWavePlan) -> tuple[jax.Array, jax.Array]:
+  """[C, W] what a farkle and what banking are worth to each column's key
+  (banking's channel 0: -inf where its turn total may not bank)."""
+  seats = plan.seats
   target = tables.farkle[keys.key]
   # A run's first sweep reads a penalty farkle's target, which holds only
   # the first guess, at the nearest key solved already (as two players).
@@ -220,15 +226,29 @@ def _row_values(block, keys, w0, tau, fresh, tables: SeatWaveTables,
   guessed = fresh & tables.stale[keys.key] & (total >= 0)
   target = jnp.where(guessed, seats.raised_to(target, total, jnp), target)
   farkle = vector_pass.farkle_values(w0, target, seats)
-  value = value + tables.farkle_prob[:, None, None].astype(w0.dtype) \
-      * farkle[None]
   s0 = tables.s0[keys.key]
   t = jnp.maximum(keys.t, 0)
   batch = vector_pass.Batch(None, tables.bank_base[keys.key], s0, None,
                             tables.final if seats.past_goal else None)
-  bank = vector_pass.bank_values(w0, batch, t, seats)          # [C, W]
-  take = (t >= seats.bank_floor(s0, jnp))[None] & (bank[0][None]
-                                                   >= value[:, 0])
+  bank = vector_pass.bank_values(w0, batch, t, seats)
+  may = t >= seats.bank_floor(s0, jnp)
+  return farkle, bank.at[0].set(jnp.where(may, bank[0], -jnp.inf))
+
+
+def _row_values(block, farkle, bank, tables: SeatWaveTables,
+                plan: SeatWavePlan) -> jax.Array:
+  """[6, C, W] a row's values from its targets `block` [D, C, W]: each
+  score set's first option best on channel 0, weighed, the farkle's share
+  added (`_reads`); banking where it is worth as much to the mover."""
+  options = option_table(plan.row)
+  reads = block[options.index]                                 # [S, J, C, W]
+  pick = jnp.argmax(reads[:, :, 0], axis=1)                    # [S, W]
+  best = jnp.take_along_axis(reads, pick[:, None, None], axis=1)[:, 0]
+  value = jnp.einsum("ns,scw->ncw", jnp.asarray(options.weight, block.dtype),
+                     best, precision=_HIGHEST)
+  value = value + tables.farkle_prob[:, None, None].astype(block.dtype) \
+      * farkle[None]
+  take = bank[0][None] >= value[:, 0]
   return jnp.where(take[:, None], bank[None], value)
 
 

@@ -62,7 +62,7 @@ TUNING = Tuning()
 MOVE_TILE = 128   # columns of one program of the move kernel
 
 
-def _kahan(acc: tuple[jax.Array, jax.Array], term: jax.Array
+def kahan(acc: tuple[jax.Array, jax.Array], term: jax.Array
            ) -> tuple[jax.Array, jax.Array]:
   """(sum, lost low-order part) after adding `term`."""
   total, lost = acc
@@ -123,7 +123,7 @@ def _tile(i, where_ref, source_ref, gain_ref, weight_ref, prob_ref, margin_ref,
   """`_kernel`'s work on a tile with a live column."""
   # ring_out and tangent_out are ring_ref and tangent_ref (aliased): the
   # rows written are not rows read at this step.
-  T, U = tuning.tile, tuning.unroll
+  T = tuning.tile
   cur, first = where_ref[0], where_ref[2]
   mine = pl.ds(i * T, T)                 # this tile of the chunk's vectors
   cols = pl.ds(first + i * T, T)         # and of the ring
@@ -144,7 +144,7 @@ def _tile(i, where_ref, source_ref, gain_ref, weight_ref, prob_ref, margin_ref,
       # whatever order XLA's product takes its terms in. A set weighs
       # into one dice count: only that sum moves.
       w = {n: weight_ref[n, first_set + u] for n in dice}
-      totals = tuple(_kahan(x, w[n] * best) if n in w else x
+      totals = tuple(kahan(x, w[n] * best) if n in w else x
                      for n, x in enumerate(totals))
       if sloped:
         tangents = tuple(x + w[n].astype(slope_dtype) * tan if n in w
@@ -153,8 +153,19 @@ def _tile(i, where_ref, source_ref, gain_ref, weight_ref, prob_ref, margin_ref,
 
   zeros = lambda dt: tuple(jnp.zeros((T,), dt) for _ in range(N_DICE))
   sums = (tuple(zip(zeros(dtype), zeros(dtype))), zeros(slope_dtype))
-  for options, dice, lo, hi in _groups(spans, tuning.per_dice):
-    sums = jax.lax.fori_loop(   # the sets in order, U at a time
+  totals, tangents = each_set(spans, tuning, some_sets, sums)
+  _write_rows([total for total, _ in totals], tangents, mine, cols,
+              where_ref, prob_ref, vector_ref, farkle_ref, bank_ref,
+              ring_out, tangent_out, sloped)
+
+
+def each_set(spans: tuple, tuning: Tuning, some_sets, sums):
+  """`sums` after every score set, in order, U (`tuning.unroll`) at a
+  time: `some_sets(first, count, options, dice counts, sums)` adds sets
+  first .. first + count - 1, of `options` options each."""
+  U = tuning.unroll
+  for options, dice, lo, hi in set_loops(spans, tuning.per_dice):
+    sums = jax.lax.fori_loop(
         0, (hi - lo) // U,
         lambda g, sums, lo=lo, j=options, d=dice: some_sets(
             lo + g * U, U, j, d, sums),
@@ -162,13 +173,10 @@ def _tile(i, where_ref, source_ref, gain_ref, weight_ref, prob_ref, margin_ref,
     if (hi - lo) % U:
       sums = some_sets(hi - (hi - lo) % U, (hi - lo) % U, options, dice,
                        sums)
-  totals, tangents = sums
-  _write_rows([total for total, _ in totals], tangents, mine, cols,
-              where_ref, prob_ref, vector_ref, farkle_ref, bank_ref,
-              ring_out, tangent_out, sloped)
+  return sums
 
 
-def _groups(spans: tuple, per_dice: bool) -> list:
+def set_loops(spans: tuple, per_dice: bool) -> list:
   """(options, dice counts, first, end) of each loop over sets: a span
   each (`OptionTable.spans`), or with `per_dice` off the spans of one
   option count merged, each set added to all six sums (its weight 0 in
@@ -220,7 +228,7 @@ def _launch(kernel, name: str, tuning: Tuning, interpret: bool, *inputs
   columns = inputs[-3].shape[0] * tuning.tile
   ring, tangent = inputs[-2:]
   anywhere = pl.BlockSpec(memory_space=pl.ANY)
-  params = {} if interpret else {"compiler_params": _triton_params(tuning)}
+  params = {} if interpret else {"compiler_params": triton_params(tuning)}
   return pl.pallas_call(
       kernel, grid=(columns // tuning.tile,),
       out_shape=(jax.ShapeDtypeStruct(ring.shape, ring.dtype),
@@ -304,7 +312,7 @@ def _held_tile(i, where_ref, source_ref, prob_ref, margin_ref, vector_ref,
     sets = [options for group in row.sets[n] for options in group]
     for options, p in zip(sets, row.weights[n]):
       best, tan = _first_best([read(d) for d in options])
-      totals[n] = _kahan(totals[n], p * best)
+      totals[n] = kahan(totals[n], p * best)
       if sloped:
         tangents[n] = tangents[n] + np.float32(p) * tan
   _write_rows([total for total, _ in totals], tangents, mine, cols,
@@ -335,7 +343,7 @@ def held_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
                  busy_tiles(busy, tuning.tile), ring, tangent)
 
 
-def _triton_params(tuning: Tuning):
+def triton_params(tuning: Tuning):
   from jax.experimental.pallas import triton as pallas_triton
   return pallas_triton.CompilerParams(num_warps=tuning.warps,
                                       num_stages=tuning.stages)
@@ -365,7 +373,7 @@ def move_columns(ring: jax.Array, where: jax.Array, carry: jax.Array, *,
     interpret: run in Pallas' interpreter (a CPU).
   """
   anywhere = pl.BlockSpec(memory_space=pl.ANY)
-  params = {} if interpret else {"compiler_params": _triton_params(Tuning())}
+  params = {} if interpret else {"compiler_params": triton_params(Tuning())}
   return pl.pallas_call(
       _move_kernel, grid=(carry.shape[0] // MOVE_TILE,),
       out_shape=jax.ShapeDtypeStruct(ring.shape, ring.dtype),
