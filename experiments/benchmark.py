@@ -96,8 +96,9 @@ from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import (compile_target, configuration, driver,
                                loop_steps, methods, seat_counts,
-                               seat_wave_engine, seat_wave_schedule,
-                               stage_engine, sweep_counts)
+                               seat_wave_counts, seat_wave_engine,
+                               seat_wave_schedule, stage_engine, sweep_counts,
+                               wave_kernel)
 
 
 def cpu_name() -> str:
@@ -156,7 +157,7 @@ def seat_counted(config, sweeps: int) -> dict:
   N-player wavefront, its schedule's counts (`seat_wave_schedule`)."""
   seats, settings = stage_engine.check(config)
   if settings.method == "wavefront":
-    return {**counts_of(seat_wave_schedule.plan(seats).counts, sweeps),
+    return {**counts_of(seat_wave_counted(seats, settings), sweeps),
             **seat_target_figures(seats, settings, _TARGET.value)}
   group = stage_engine.group_size(settings, seats)
   return {**counts_of(seat_counts.sweep(seats, group, jax.device_count())
@@ -171,20 +172,44 @@ def count_seats(config, label: str, sweeps: int) -> dict:
                                            sweeps)}
 
 
+def seat_wave_counted(seats, settings) -> sweep_counts.SweepCounts:
+  """The N-player wavefront's counts: its schedule's from the sizes
+  (`seat_wave_schedule`), XLA's bytes of its sweep as built here (for
+  this backend, or the GPU aimed at) and its kernels' where they run
+  (`seat_wave_counts`)."""
+  tables, plan = seat_wave_engine.build(seats, settings)
+  busy = (None if plan.kernel == "xla" else seat_wave_counts.busy_rows(
+      tables, plan, wave_kernel.TUNING.tile))
+  return seat_wave_schedule.plan(seats).counts._replace(
+      xla_bytes_accessed=seat_wave_counts.xla_bytes(tables, plan,
+                                                    settings.dtype, busy),
+      kernel_bytes=seat_wave_counts.kernel_bytes(tables, plan,
+                                                 settings.dtype, busy),
+      kernel_rows=busy or 0)
+
+
 def seat_target_figures(seats, settings, target: str | None) -> dict:
-  """`--target` for the stage engine: its sweep compiled for
-  that GPU without one (`stage_engine.compile_for_target`): compile time
-  and kernels; no bytes (XLA's are not counted for it)."""
+  """`--target` for an N-player engine: its sweep compiled for that GPU
+  without one (`compile_for_target`): compile time and kernels; for the
+  wavefront, XLA's bytes and its kernels' (none counted for the stage
+  engine)."""
   if not target:
     return {}
-  engine = (seat_wave_engine if settings.method == "wavefront"
-            else stage_engine)
+  wave = settings.method == "wavefront"
+  engine = seat_wave_engine if wave else stage_engine
   with compile_target.aiming(target):
     t0 = time.perf_counter()
     compiled = engine.compile_for_target(seats, settings)
     seconds = time.perf_counter() - t0
-  return {f"{target}_compile_s": seconds,
-          f"{target}_fusions": compile_target.fusions(compiled.as_text())}
+    counts = seat_wave_counted(seats, settings) if wave else None
+  out = {f"{target}_compile_s": seconds,
+         f"{target}_fusions": compile_target.fusions(compiled.as_text())}
+  if counts is None:
+    return out
+  return {**out,
+          f"{target}_dependent_steps_per_sweep": counts.dependent_steps,
+          f"{target}_bytes_accessed_per_sweep": counts.xla_bytes_accessed,
+          f"{target}_kernel_bytes_per_sweep": counts.kernel_bytes}
 
 
 def with_refreshes(method, sweeps: int, work: float, steps: int) -> dict:

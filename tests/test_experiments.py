@@ -449,6 +449,10 @@ def test_benchmark_counts_the_stage_engine_for_three_players(tmp_path):
       "dependent_steps_per_sweep"]
   assert r["xla_bytes_accessed_per_sweep"] == 0
   assert r["projected_h100_seconds_from_xla"] is None
+  # The wavefront's sweep as compiled here, each loop body at its trips.
+  moved = wave["gathered_bytes_per_sweep"] + wave["written_bytes_per_sweep"]
+  assert wave["xla_bytes_accessed_per_sweep"] > moved
+  assert wave["projected_h100_seconds_from_xla"] > 0
   rules = rules_lib.facebook(goal=400, floor=-200).replace(players=3)
   seats = SeatsLayout(rules)
   options = sum(int(np.prod(g.rows.shape)) for g in bellman.roll_arrays(

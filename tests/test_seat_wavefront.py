@@ -14,7 +14,8 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import (bellman, configuration, driver, multiplayer,
-                               seat_wave_engine, seat_wavefront)
+                               seat_wave_counts, seat_wave_engine,
+                               seat_wavefront)
 from farkle_jax.solver.memory import MemoryRefused
 
 sweep = jax.jit(seat_wavefront.sweep, static_argnames="plan")
@@ -159,6 +160,27 @@ def test_the_kernel_runs_where_asked_and_solves_as_xlas_step(tmp_path):
   assert fused["converged"] and fused["iterations"] == plain["iterations"]
   values = lambda d: np.load(tmp_path / d / "start_values.npy")
   np.testing.assert_allclose(values("k"), values("x"), rtol=0, atol=1e-15)
+
+
+def test_the_kernels_bytes_are_counted_from_their_plan():
+  """The fused kernel computes the tiles with a live column: at least the
+  model's rows, at most every column-step; each it skips spares its reads
+  of the row's targets and its six rows of C channels. XLA's step moves
+  no kernel bytes."""
+  rules = dataclasses.replace(rules_lib.facebook(goal=300, floor=-150),
+                              players=3)
+  seats = SeatsLayout(rules)
+  tables, plan = seat_wavefront.build(
+      seats, bellman.roll_arrays(roll_tables.build(rules)), relative=False)
+  fused = plan._replace(kernel="interpret")
+  busy = seat_wave_counts.busy_rows(tables, fused, 128)
+  every = int(np.dot(np.diff(np.asarray(tables.bounds)), plan.widths))
+  assert seats.num_states // 6 <= busy < every
+  assert seat_wave_counts.kernel_bytes(tables, plan, np.float64, busy) == 0
+  skipped = (seat_wave_counts.kernel_bytes(tables, fused, np.float64)
+             - seat_wave_counts.kernel_bytes(tables, fused, np.float64, busy))
+  assert skipped == (every - busy) * (plan.row.num_targets + 8) * 3 * 8
+  assert seat_wave_counts.xla_bytes(tables, plan, np.float64) > 0
 
 
 def test_dice_that_differ_are_refused_before_any_work(tmp_path):

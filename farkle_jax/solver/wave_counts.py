@@ -101,15 +101,27 @@ class BusyRows(NamedTuple):
 
 
 def busy_rows(tables: WaveTables, plan: WavePlan, tile: int) -> BusyRows:
-  """`BusyRows` of a sweep in tiles of `tile` columns, from the schedule:
-  a column runs key k at steps finish[k] - t_max[k] .. finish[k], so a
-  tile is busy at the steps its columns' intervals cover."""
-  finish, t_max = np.asarray(tables.finish), np.asarray(tables.t_max)
-  K = plan.layout.num_keys
+  """`BusyRows` of a sweep in tiles of `tile` columns, from the schedule
+  (`busy_steps`)."""
   rows = sloped = 0
+  for m, steps in enumerate(busy_steps(tables, plan, plan.bounds, tile)):
+    rows += int(steps.sum()) * tile
+    sloped += int(steps[:plan.sloped[m] // tile].sum()) * tile
+  return BusyRows(rows, sloped)
+
+
+def busy_steps(tables, plan, bounds, tile: int) -> list[np.ndarray]:
+  """Per segment, [W_m / tile] the steps at which each tile of `tile`
+  columns holds a live column: a column runs key k at steps finish[k] -
+  t_max[k] .. finish[k]. Any wavefront's tables and plan (two players or
+  more: `col_keys`, `finish`, `t_max`, `widths`); `bounds` [M + 1] the
+  first step of each segment."""
+  finish, t_max = np.asarray(tables.finish), np.asarray(tables.t_max)
+  K = finish.shape[0] - 1    # the pad key's index
+  out = []
   for m, width in enumerate(plan.widths):
     keys = segment_keys(tables, plan, m)[0]                  # [W, L]
-    lo, hi = plan.bounds[m], plan.bounds[m + 1]
+    lo, hi = bounds[m], bounds[m + 1]
     first = np.maximum(finish[keys] - t_max[keys], lo) - lo
     last = np.minimum(finish[keys], hi - 1) - lo
     live = (keys < K) & (first <= last)
@@ -118,10 +130,8 @@ def busy_rows(tables: WaveTables, plan: WavePlan, tile: int) -> BusyRows:
     marks = np.zeros((width // tile, hi - lo + 1), np.int64)
     np.add.at(marks, (tile_of, first[live]), 1)
     np.add.at(marks, (tile_of, last[live] + 1), -1)
-    steps = (np.cumsum(marks, axis=1)[:, :-1] > 0).sum(axis=1)  # per tile
-    rows += int(steps.sum()) * tile
-    sloped += int(steps[:plan.sloped[m] // tile].sum()) * tile
-  return BusyRows(rows, sloped)
+    out.append((np.cumsum(marks, axis=1)[:, :-1] > 0).sum(axis=1))
+  return out
 
 
 def kernel_bytes(plan: WavePlan, dtype, busy: BusyRows | None = None
