@@ -109,8 +109,12 @@ for part in $parts; do
         --config.rules.floor=-750 ;;
     seats_wave)
       # The tiny three-player game as a wavefront (solver/seat_wavefront.py:
-      # 287 dependent steps a sweep against the stage engine's 9,522).
-      three seats_wave 300 --config.solver.method=wavefront ;;
+      # 287 dependent steps a sweep against the stage engine's 9,522), with
+      # its fused kernel (auto picks it on a GPU: seat_wave_kernel.py), then
+      # with XLA's step.
+      three seats_wave 300 --config.solver.method=wavefront
+      three seats_wave_xla 300 --config.solver.method=wavefront \
+        --config.solver.kernel=xla ;;
     seats_2000)
       # The README's three-player game at scale: Facebook rules to 2,000.
       three seats_2000 300 --config.rules.goal=2000 \
