@@ -94,7 +94,10 @@ class Stragglers(logging.Filter):
   interpreter's exit. The
   failure itself has already reached the caller as a
   `CheckpointWriteError`: these are its echoes, so they are logged at DEBUG
-  instead of printed. Anything else goes to the hooks that were there.
+  instead of printed. So is an event loop that a Ctrl-C left half closed,
+  whose finalizer fails at the interpreter's exit after the interrupt's
+  one line (`half_closed_loop`). Anything else goes to the hooks that were
+  there.
   """
 
   _ABANDONED = ("exception was never retrieved",
@@ -135,6 +138,19 @@ class Stragglers(logging.Filter):
             and tb is not None
             and tb.tb_frame.f_code.co_name == "call_soon_threadsafe")
 
+  @staticmethod
+  def half_closed_loop(unraisable) -> bool:
+    """Whether an unraisable exception is an event loop's finalizer that
+    found the loop half closed: a Ctrl-C landing while a save closes its
+    loop stops `close()` after the self-pipe is gone but before the loop
+    is marked closed, and the loop's `__del__` then closes it again."""
+    tb, names = unraisable.exc_traceback, set()
+    while tb is not None:
+      names.add(tb.tb_frame.f_code.co_name)
+      tb = tb.tb_next
+    return (isinstance(unraisable.exc_value, AttributeError)
+            and "_close_self_pipe" in names)
+
   @classmethod
   def install(cls) -> None:
     """Installs the filter on asyncio's logger, the unraisable hook and
@@ -152,6 +168,9 @@ class Stragglers(logging.Filter):
       if cls.closed_loop(unraisable):
         absl_logging.debug("a write of a failed save ended after its event "
                            "loop closed: %s", unraisable.exc_value)
+      elif cls.half_closed_loop(unraisable):
+        absl_logging.debug("an event loop an interrupt left half closed: %s",
+                           unraisable.exc_value)
       else:
         previous(unraisable)
 
