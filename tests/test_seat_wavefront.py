@@ -4,6 +4,9 @@ final round, ties to the leader or shared; a penalty) and the stage
 engine's; dice that differ are refused in one line."""
 
 import dataclasses
+import os
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -18,6 +21,7 @@ from farkle_jax.solver import (bellman, configuration, driver, multiplayer,
                                seat_wavefront)
 from farkle_jax.solver.memory import MemoryRefused
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sweep = jax.jit(seat_wavefront.sweep, static_argnames="plan")
 
 
@@ -183,6 +187,32 @@ def test_the_kernels_bytes_are_counted_from_their_plan():
   assert seat_wave_counts.xla_bytes(tables, plan, np.float64) > 0
 
 
+@pytest.mark.parametrize("rules", [
+    ["configs/tiny.py:minimal"],
+    pytest.param(["configs/tiny.py:facebook", "--config.rules.floor=-150"],
+                 marks=pytest.mark.thorough)], ids=["minimal", "penalty"])
+def test_four_devices_give_the_values_of_one_bit_for_bit(tmp_path, rules):
+  """The columns split over four (host) devices, as two players': the
+  one-device values bit for bit (each score set's weighed sum in tiles of
+  one size)."""
+  args = ["--config", *rules, "--config.rules.players=3",
+          "--config.rules.goal=300", "--config.solver.method=wavefront",
+          "--config.solver.tol=1e-14", "--config.solver.norm=absolute"]
+  runs = {}
+  for devices in (1, 4):
+    workdir = tmp_path / str(devices)
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=(
+        f"--xla_force_host_platform_device_count={devices}"))
+    out = subprocess.run([sys.executable, "-m", "farkle_jax.main", *args,
+                          "--workdir", str(workdir)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert (f"the wavefront on {devices} device(s)"
+            in (workdir / "log.txt").read_text())
+    runs[devices] = np.load(workdir / "start_values.npy")
+  np.testing.assert_array_equal(runs[4], runs[1])
+
+
 def test_dice_that_differ_are_refused_before_any_work(tmp_path):
   config = _config(600, method="wavefront")
   config.rules.dice = ((0.25, 0.1, 0.15, 0.15, 0.2, 0.15),)
@@ -229,6 +259,27 @@ def test_a_wavefront_too_large_is_refused_naming_what_fits(tmp_path, limit,
   with pytest.raises(MemoryRefused) as refused:
     driver.run(config, str(tmp_path))
   assert ("solver.method='seats'" in str(refused.value)) == offers
+  assert not list(tmp_path.iterdir())
+
+
+def test_on_an_accelerator_a_refusal_names_the_devices_that_fit(
+    monkeypatch, tmp_path):
+  """The rings split over the columns' devices: a refusal on an
+  accelerator names how many of the kind would hold the game, a count
+  whose share fits and whose one fewer does not."""
+  monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+  config = configuration.base("facebook")
+  config.rules.update(goal=1000, floor=-500, players=3)
+  config.solver.method = "wavefront"
+  config.memory_limit_gb = 2.0
+  with pytest.raises(MemoryRefused) as refused:
+    driver.run(config, str(tmp_path))
+  words = str(refused.value).split(" devices (the columns split over them)")
+  assert len(words) == 2
+  devices = int(words[0].split()[-1])
+  seats = SeatsLayout(configuration.check(config)[0])
+  fits = lambda d: seat_wave_engine.need_bytes(seats, d) <= 0.8 * 2 * 2**30
+  assert devices > 1 and fits(devices) and not fits(devices - 1)
   assert not list(tmp_path.iterdir())
 
 

@@ -62,7 +62,7 @@ def xla_bytes(tables: SeatWaveTables, plan: SeatWavePlan, dtype,
   index = shape((), jnp.int32)
   chunk = sweep_counts.bytes_accessed(
       lambda tau, m, j, c, tables: seat_wavefront._chunk_step(
-          tau, m, j, c, tables, plan),
+          tau, m, j, c, tables, plan, lambda x: x),
       index, index, index, columns, tables, donate=3)
   move = sweep_counts.bytes_accessed(
       lambda m, j, c, tables: wavefront._move_chunk(

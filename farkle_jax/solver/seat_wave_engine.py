@@ -4,8 +4,9 @@
 The stage engine's state, checkpoints and results (`stage_engine`), with
 each sweep one compiled call of `seat_wavefront.sweep`: a few hundred
 loop steps where the stage engine takes thousands, the accelerator's
-shape. Rules it does not run, and a game too large for one device, are
-refused before anything is built; a game whose sweeps alternate (a
+shape, its columns split over the process's devices. Rules it does not
+run, and a game too large for the devices' memory, are refused before
+anything is built; a game whose sweeps alternate (a
 rotation cycle without an equilibrium in pure turn policies, which the
 stage engine settles at a midpoint) stops with one line naming the stage
 engine.
@@ -13,6 +14,7 @@ engine.
 
 from __future__ import annotations
 
+import functools
 import time
 
 import jax
@@ -37,37 +39,41 @@ SETTLING = 6
 def compile_for_target(seats: SeatsLayout, settings: Settings):
   """A sweep compiled for the GPU aimed at (`compile_target.aiming`): not
   runnable here; its compile time and kernels are the GPU's."""
-  copies = placement.everywhere(placement.aimed())
-  tables, plan = build(seats, settings)
+  mesh = placement.aimed()
+  copies = placement.everywhere(mesh)
+  tables, plan = build(seats, settings, mesh.size)
   spec = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=copies)
   w0 = jax.ShapeDtypeStruct(multiplayer.values_shape(seats), jnp.float64,
                             sharding=copies)
-  return jax.jit(seat_wavefront.sweep, static_argnames="plan").lower(
+  return jax.jit(functools.partial(seat_wavefront.sweep, mesh=mesh),
+                 static_argnames="plan").lower(
       w0, jax.tree.map(spec, tables), plan=plan).compile()
 
 
-def build(seats: SeatsLayout, settings: Settings
+def build(seats: SeatsLayout, settings: Settings, devices: int = 1
           ) -> tuple[seat_wavefront.SeatWaveTables,
                      seat_wavefront.SeatWavePlan]:
-  """The sweep's tables and plan, its chunk's row as `config.solver.kernel`
-  asks (the fused kernel on a GPU where a chunk fills it, as two players:
-  `methods.wave_kernel_for`; the sweep runs on one device)."""
+  """The sweep's tables and plan for its columns split over `devices`,
+  its chunk's row as `config.solver.kernel` asks (the fused kernel on one
+  GPU where a chunk fills it, as two players: `methods.wave_kernel_for`,
+  which refuses the kernel asked for on several devices)."""
   tables, plan = seat_wavefront.build(
       seats, bellman.roll_arrays(roll_tables.build(seats.rules)),
-      settings.norm == "relative")
+      settings.norm == "relative", devices)
   return tables, plan._replace(kernel=methods.wave_kernel_for(
-      settings.kernel, 1, plan.chunk))
+      settings.kernel, devices, plan.chunk))
 
 
 class Alternating(RuntimeError):
   """The sweeps alternate between two policy profiles."""
 
 
-def need_bytes(seats: SeatsLayout) -> int:
-  """The device memory of a solve: the rings and start vectors of the
-  schedule (`seat_wave_schedule.plan`), the vectors' donated copy, and
-  the per-key tables (about ten int32 a key)."""
-  wave = seat_wave_schedule.plan(seats)
+def need_bytes(seats: SeatsLayout, devices: int = 1) -> int:
+  """The memory of a solve on each of `devices` devices: its share of the
+  rings and the start vectors of the schedule (`seat_wave_schedule.plan`),
+  the vectors' donated copy, and the per-key tables (about ten int32 a
+  key, on every device)."""
+  wave = seat_wave_schedule.plan(seats, devices)
   return (wave.device_bytes + wave.vector_bytes
           + 40 * (seats.num_keys + 1))
 
@@ -87,28 +93,44 @@ class SeatWaveEngine(stage_engine.StageEngine):
           f"config.solver.method = 'wavefront' does not run {why} with "
           f"rules.players = {rules.players}: use 'seats' (or 'auto')")
     self.rules, self.num_states = rules, self.seats.num_states
-    need = need_bytes(self.seats)
+    devices = jax.device_count()
+    need = need_bytes(self.seats, devices)
     have = memory.available_bytes(on_device=True)
     if settings.memory_limit_gb is not None:
       have = (int(settings.memory_limit_gb * 2**30), "memory_limit_gb")
-    # The stage engine, named where it fits (it keeps no rings).
-    group = stage_engine.group_size(settings, self.seats)
-    staged = stage_engine.footprint(self.seats, group)[1]
     self.need = memory.check(
         need, f"the wavefront of {rules.players} players, "
         f"{self.seats.num_keys:,} keys", have,
-        ["solver.method='seats'"] if staged <= 0.8 * have[0] else [],
-        share=0.8)
+        self._fitting(settings, devices, have[0]), share=0.8)
     logging.info("%d players, rules %s: %s keys, %s model states, the "
-                 "wavefront on one device; memory estimate %.2f GB",
-                 rules.players, rules.name, f"{self.seats.num_keys:,}",
-                 f"{self.num_states:,}", self.need / 2**30)
+                 "wavefront on %d device(s); memory estimate %.2f GB a "
+                 "device", rules.players, rules.name,
+                 f"{self.seats.num_keys:,}", f"{self.num_states:,}",
+                 devices, self.need / 2**30)
+
+  def _fitting(self, settings: Settings, devices: int, have: int
+               ) -> list[str]:
+    """What a refusal offers, each checked to fit `have` bytes a device:
+    the stage engine (it keeps no rings), and on an accelerator the
+    devices of the kind the rings would fit split over (up to 256)."""
+    group = stage_engine.group_size(settings, self.seats)
+    staged = stage_engine.footprint(self.seats, group)[1]
+    out = ["solver.method='seats'"] if staged <= 0.8 * have else []
+    if jax.default_backend() != "cpu":   # a CPU's devices share one memory
+      more = next((d for d in range(devices + 1, 257)
+                   if need_bytes(self.seats, d) <= 0.8 * have), None)
+      if more:
+        out.append(f"{more} devices (the columns split over them)")
+    return out
 
   def build(self) -> int:
     self.mesh = placement.make_mesh()
-    self.tables, self.plan = build(self.seats, self.settings)
-    self.sweep = jax.jit(seat_wavefront.sweep, static_argnames="plan",
-                         donate_argnums=0)
+    tables, self.plan = build(self.seats, self.settings, self.mesh.size)
+    copies = placement.everywhere(self.mesh)   # the tables on every device
+    self.tables = jax.tree.map(lambda x: placement.place(x, copies), tables)
+    self.sweep = jax.jit(
+        functools.partial(seat_wavefront.sweep, mesh=self.mesh),
+        static_argnames="plan", donate_argnums=0)
     return self.need
 
   def advance(self, p: Progress, sweeps: int,

@@ -38,14 +38,13 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh
 
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import (bellman, change_norm, last_turns, placement,
                                seat_wave_kernel, seat_wave_schedule,
                                vector_pass, wave_schedule, wavefront)
-from farkle_jax.solver.wave_row import TILE, option_table
-
-_HIGHEST = jax.lax.Precision.HIGHEST
+from farkle_jax.solver.wave_row import TILE, option_table, tiled_product
 
 
 class SeatWaveTables(NamedTuple):
@@ -122,23 +121,25 @@ def _key_tables(seats: SeatsLayout) -> dict[str, np.ndarray]:
               farkle=farkle, sums=sums)
 
 
-def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
-          ) -> tuple[SeatWaveTables, SeatWavePlan]:
-  """The schedule and tables of the N-player wavefront for `seats`."""
+def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool,
+          devices: int = 1) -> tuple[SeatWaveTables, SeatWavePlan]:
+  """The schedule and tables of the N-player wavefront for `seats`, its
+  chunks multiples of TILE x `devices` columns (split evenly over them,
+  in whole tiles, as two players)."""
   why = unsupported(seats)
   if why:
     raise ValueError(f"the wavefront for {seats.players} players does not "
                      f"run {why}")
   K, k = seats.num_keys, _key_tables(seats)
   live = wave_schedule.live_keys(k["start"], k["finish"])
-  chunk = wave_schedule.chunk_columns(live, TILE)
+  chunk = wave_schedule.chunk_columns(live, TILE * devices)
   bounds = wave_schedule.cut_segments(
       live, seat_wave_schedule.SEGMENTS, chunk,
       seat_wave_schedule.move_cost(seat_wave_schedule.column_bytes(
           seats, roll)))
   every = np.ones(K, bool)
   segs, widths, _, finish_col = wave_schedule.segment_columns(
-      k["start"], k["finish"], every, bounds, chunk, K, TILE)
+      k["start"], k["finish"], every, bounds, chunk, K, TILE * devices)
   group_keys, group_cols, partner = wave_schedule.finishing_groups(
       k["finish"], k["farkle"], finish_col)
   if (k["finish"][k["farkle"]] < k["finish"]).any():
@@ -167,26 +168,29 @@ def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool
 
 
 
-def _columns_of(w0: jax.Array, plan: SeatWavePlan, fresh
+def _columns_of(w0: jax.Array, plan: SeatWavePlan, fresh, split
                 ) -> wavefront._Columns:
   """The loop state of a sweep: the two-player one, its ring [2, R * 6 *
   C, W] (row (r * 6 + n) * C + c: ring row r, dice state n, channel c),
   no separate slopes."""
   rows = plan.ring_rows * 6 * vector_pass.channels(plan.seats.players)
   return wavefront._Columns(
-      w0, jnp.zeros((2, rows, plan.width), w0.dtype),
+      w0, split(jnp.zeros((2, rows, plan.width), w0.dtype)),
       jnp.zeros((2, 1, 1), wavefront.SLOPE_DTYPE),
-      jnp.zeros((plan.width,), jnp.int32), jnp.asarray(fresh, jnp.bool_))
+      split(jnp.zeros((plan.width,), jnp.int32)),
+      jnp.asarray(fresh, jnp.bool_))
 
 
 def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
-                plan: SeatWavePlan) -> wavefront._Columns:
+                plan: SeatWavePlan, split) -> wavefront._Columns:
   """Row `tau` of chunk j of segment m: six new rows of C channels, by
-  XLA's step or the fused kernel (`plan.kernel`: `seat_wave_kernel`)."""
+  XLA's step or the fused kernel (`plan.kernel`: `seat_wave_kernel`);
+  `split` places a column array over the devices (`sweep`)."""
   C = vector_pass.channels(plan.seats.players)
   first = j * plan.chunk
-  keys = wavefront._chunk_keys(tau, m, j, c, tables, plan, lambda x: x)
-  farkle, bank = _reads(keys, c.vector, tau, c.fresh, tables, plan)
+  keys = wavefront._chunk_keys(tau, m, j, c, tables, plan, split)
+  farkle, bank = map(split, _reads(keys, c.vector, tau, c.fresh, tables,
+                                   plan))
   gains, dice = np.asarray(plan.row.gains), np.asarray(plan.row.dice)
   source = ((tau - gains) % plan.ring_rows) * 6 + dice          # [D]
   at = wavefront._at(m % 2, (tau % plan.ring_rows) * 6 * C, first)
@@ -203,11 +207,11 @@ def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
   else:
     rows = source[:, None] * C + jnp.arange(C)[None]           # [D, C]
     cols = first + jnp.arange(plan.chunk)
-    block = c.ring[m % 2][rows[:, :, None], cols[None, None]]  # [D, C, W]
+    block = split(c.ring[m % 2][rows[:, :, None], cols[None, None]])
     won = (gains[:, None] > keys.margin[None])[:, None]        # [D, 1, W]
     win = vector_pass.win_vector(plan.seats.players, block.dtype)
     block = jnp.where(won, win[None, :, None], block)
-    new = _row_values(block, farkle, bank, tables, plan)       # [6, C, W]
+    new = split(_row_values(block, farkle, bank, tables, plan))  # [6, C, W]
     ring = jax.lax.dynamic_update_slice(
         c.ring, new.reshape(1, 6 * C, plan.chunk), at)
   return c._replace(ring=ring, pointer=jax.lax.dynamic_update_slice_in_dim(
@@ -244,8 +248,7 @@ def _row_values(block, farkle, bank, tables: SeatWaveTables,
   reads = block[options.index]                                 # [S, J, C, W]
   pick = jnp.argmax(reads[:, :, 0], axis=1)                    # [S, W]
   best = jnp.take_along_axis(reads, pick[:, None, None], axis=1)[:, 0]
-  value = jnp.einsum("ns,scw->ncw", jnp.asarray(options.weight, block.dtype),
-                     best, precision=_HIGHEST)
+  value = tiled_product(options.weight, best, block.dtype)     # [6, C, W]
   value = value + tables.farkle_prob[:, None, None].astype(block.dtype) \
       * farkle[None]
   take = bank[0][None] >= value[:, 0]
@@ -307,39 +310,44 @@ def _chains(base, slope, at_key, N: int, plan: SeatWavePlan) -> jax.Array:
   return total
 
 
-def _wave_step(tau, m, c, tables: SeatWaveTables, plan: SeatWavePlan):
+def _wave_step(tau, m, c, tables: SeatWaveTables, plan: SeatWavePlan,
+               split):
   c = jax.lax.fori_loop(
       0, tables.chunks[m],
-      lambda j, c: _chunk_step(tau, m, j, c, tables, plan), c)
+      lambda j, c: _chunk_step(tau, m, j, c, tables, plan, split), c)
   return c._replace(vector=_finish_group(c, tau, m, tables, plan))
 
 
-def _segment(m, c, tables: SeatWaveTables, plan: SeatWavePlan):
+def _segment(m, c, tables: SeatWaveTables, plan: SeatWavePlan, split):
   """Segment m: the rings of the keys that go on move to their columns
   (the two-player moves, the slopes riding in the ring), then its steps."""
   c = jax.lax.fori_loop(0, tables.chunks[m], lambda j, c: (
-      wavefront._move_chunk(m, j, c, tables, plan, False, lambda x: x)), c)
-  c = c._replace(pointer=jnp.zeros_like(c.pointer))
+      wavefront._move_chunk(m, j, c, tables, plan, False, split)), c)
+  c = c._replace(pointer=split(jnp.zeros_like(c.pointer)))
   return jax.lax.fori_loop(
       tables.bounds[m], tables.bounds[m + 1],
-      lambda tau, c: _wave_step(tau, m, c, tables, plan), c)
+      lambda tau, c: _wave_step(tau, m, c, tables, plan, split), c)
 
 
 def sweep(w0: jax.Array, tables: SeatWaveTables, plan: SeatWavePlan,
-          fresh: jax.Array | bool = False) -> tuple[jax.Array, jax.Array]:
+          fresh: jax.Array | bool = False, mesh: Mesh | None = None
+          ) -> tuple[jax.Array, jax.Array]:
   """One sweep: every key's turn, `plan.span` wave steps.
 
   Args:
     w0: [K + 1, N] start vectors (row K: the sink).
     fresh: [] bool, w0 holds the first guesses, not a sweep's values: a
       penalty farkle reads the nearest key solved earlier in the sweep.
+    mesh: devices over which the columns are split, as two players'
+      (`wavefront.sweep`; the plan built for as many: `build`).
 
   Returns:
     The new start vectors and the largest change of any seat's value
     (`change_norm`, relative with `plan.relative`).
   """
+  split = wavefront.column_split(mesh)
   out = jax.lax.fori_loop(0, tables.chunks.shape[0],
-                          lambda m, c: _segment(m, c, tables, plan),
-                          _columns_of(w0, plan, fresh))
+                          lambda m, c: _segment(m, c, tables, plan, split),
+                          _columns_of(w0, plan, fresh, split))
   new = out.vector
   return new, change_norm.largest(new[:-1], w0[:-1], plan.relative)

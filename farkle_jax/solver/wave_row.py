@@ -58,19 +58,22 @@ def option_table(row: bellman.RowPlan) -> OptionTable:
   return OptionTable(index, weight, spans)
 
 
-def _tiled_product(weight: np.ndarray, x: jax.Array, dtype) -> jax.Array:
-  """weight [6, R] @ x [R, W] as products of fixed-size column tiles: one
-  dense product fuses better on a CPU than six sums, and tiles of one size
-  sum in one order whatever the width, so a run split over devices is the
-  run on one, bit for bit."""
-  R, W = x.shape
+def tiled_product(weight: np.ndarray, x: jax.Array, dtype) -> jax.Array:
+  """weight [6, R] @ x [R, ..., W] -> [6, ..., W] as products of
+  fixed-size column tiles: one dense product fuses better on a CPU than
+  six sums, and tiles of one size sum in one order whatever the width, so
+  a run split over devices is the run on one, bit for bit."""
+  R, W, mid = x.shape[0], x.shape[-1], x.shape[1:-1]
   if not W:
-    return jnp.zeros((weight.shape[0], 0), dtype)
-  tiles = x.reshape(R, W // TILE, TILE).transpose(1, 0, 2)  # [W/T, R, T]
+    return jnp.zeros((weight.shape[0],) + mid + (0,), dtype)
+  m = int(np.prod(mid))
+  tiles = x.reshape(R, m, W // TILE, TILE).transpose(2, 0, 1, 3).reshape(
+      W // TILE, R, m * TILE)                           # [W/T, R, m T]
   w = jnp.broadcast_to(jnp.asarray(weight, dtype), (W // TILE,) + weight.shape)
   out = jax.lax.dot_general(w, tiles, (((2,), (1,)), ((0,), (0,))),
                             precision=jax.lax.Precision.HIGHEST)
-  return out.transpose(1, 0, 2).reshape(weight.shape[0], W)
+  out = out.reshape(W // TILE, weight.shape[0], m, TILE).transpose(1, 2, 0, 3)
+  return out.reshape((weight.shape[0],) + mid + (W,))
 
 
 def row_step(block: jax.Array, tangents: jax.Array, x_farkle, bank,
@@ -91,8 +94,8 @@ def row_step(block: jax.Array, tangents: jax.Array, x_farkle, bank,
   first = jnp.argmax(reads[:, :, :ws], axis=1)           # [S, Ws]
   tan = jnp.take_along_axis(tangents[options.index], first[:, None],
                             axis=1)[:, 0]                # [S, Ws]
-  values = _tiled_product(options.weight, best, x_farkle.dtype)
-  slopes = _tiled_product(options.weight, tan, tangents.dtype)
+  values = tiled_product(options.weight, best, x_farkle.dtype)
+  slopes = tiled_product(options.weight, tan, tangents.dtype)
   value = (values + farkle_prob[:, None].astype(x_farkle.dtype)
            * x_farkle[None])
   slope = slopes + farkle_prob[:, None].astype(slopes.dtype)

@@ -442,6 +442,17 @@ def _segment(m, c: _Columns, tables: WaveTables, plan: WavePlan, split
       lambda tau, c: _wave_step(tau, m, c, tables, plan, split), c)
 
 
+def column_split(mesh: Mesh | None):
+  """x -> x placed with its last axis (columns) split over `mesh` (x as
+  it is on one device or none)."""
+  def split(x):
+    if mesh is None or mesh.size == 1:
+      return x
+    return jax.lax.with_sharding_constraint(
+        x, NamedSharding(mesh, P(*(None,) * (x.ndim - 1), "batch")))
+  return split
+
+
 def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
           mesh: Mesh | None = None, fresh: jax.Array | bool = False
           ) -> tuple[jax.Array, jax.Array]:
@@ -462,13 +473,7 @@ def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
     relative as configured).
   """
   rows = plan.ring_rows * N_DICE
-
-  def split(x):
-    if mesh is None or mesh.size == 1:
-      return x
-    return jax.lax.with_sharding_constraint(
-        x, NamedSharding(mesh, P(*(None,) * (x.ndim - 1), "batch")))
-
+  split = column_split(mesh)
   start = _Columns(vector,
                    split(jnp.zeros((2, rows, plan.width), vector.dtype)),
                    split(jnp.zeros((2, rows, plan.sloped_width),
