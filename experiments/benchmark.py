@@ -96,9 +96,7 @@ from farkle_jax.game.layout import StateLayout
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import (compile_target, configuration, driver,
                                loop_steps, methods, seat_counts,
-                               seat_wave_counts, seat_wave_engine,
-                               seat_wave_schedule, stage_engine, sweep_counts,
-                               wave_kernel)
+                               seat_wave_engine, stage_engine, sweep_counts)
 
 
 def cpu_name() -> str:
@@ -154,10 +152,11 @@ def seat_counted(config, sweeps: int) -> dict:
   """The stage engine's sweep counted from the sizes (`solver.seat_counts`,
   on this process's devices; XLA's bytes not counted), the projection of
   `sweeps`; with `--target`, its sweep compiled for that GPU. For the
-  N-player wavefront, its schedule's counts (`seat_wave_schedule`)."""
+  N-player wavefront, its schedule's counts and XLA's bytes
+  (`seat_wave_engine.counts`)."""
   seats, settings = stage_engine.check(config)
   if settings.method == "wavefront":
-    return {**counts_of(seat_wave_counted(seats, settings), sweeps),
+    return {**counts_of(seat_wave_engine.counts(seats, settings), sweeps),
             **seat_target_figures(seats, settings, _TARGET.value)}
   group = stage_engine.group_size(settings, seats)
   return {**counts_of(seat_counts.sweep(seats, group, jax.device_count())
@@ -170,22 +169,6 @@ def count_seats(config, label: str, sweeps: int) -> dict:
   return {"method": label, "build_s": 0.0, "compile_s": 0.0,
           "sweeps": sweeps, **seat_counted(seat_config(config, label),
                                            sweeps)}
-
-
-def seat_wave_counted(seats, settings) -> sweep_counts.SweepCounts:
-  """The N-player wavefront's counts: its schedule's from the sizes
-  (`seat_wave_schedule`), XLA's bytes of its sweep as built here (for
-  this backend, or the GPU aimed at) and its kernels' where they run
-  (`seat_wave_counts`)."""
-  tables, plan = seat_wave_engine.build(seats, settings)
-  busy = (None if plan.kernel == "xla" else seat_wave_counts.busy_rows(
-      tables, plan, wave_kernel.TUNING.tile))
-  return seat_wave_schedule.plan(seats).counts._replace(
-      xla_bytes_accessed=seat_wave_counts.xla_bytes(tables, plan,
-                                                    settings.dtype, busy),
-      kernel_bytes=seat_wave_counts.kernel_bytes(tables, plan,
-                                                 settings.dtype, busy),
-      kernel_rows=busy or 0)
 
 
 def seat_target_figures(seats, settings, target: str | None) -> dict:
@@ -201,7 +184,7 @@ def seat_target_figures(seats, settings, target: str | None) -> dict:
     t0 = time.perf_counter()
     compiled = engine.compile_for_target(seats, settings)
     seconds = time.perf_counter() - t0
-    counts = seat_wave_counted(seats, settings) if wave else None
+    counts = seat_wave_engine.counts(seats, settings) if wave else None
   out = {f"{target}_compile_s": seconds,
          f"{target}_fusions": compile_target.fusions(compiled.as_text())}
   if counts is None:

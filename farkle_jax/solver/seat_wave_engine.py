@@ -25,8 +25,9 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game.rules import Rules
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import (bellman, checkpointing, memory, methods,
-                               multiplayer, placement, seat_wave_schedule,
-                               seat_wavefront, stage_engine)
+                               multiplayer, placement, seat_wave_counts,
+                               seat_wave_schedule, seat_wavefront,
+                               stage_engine, sweep_counts, wave_kernel)
 from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.engine import Chunk, Progress
 from farkle_jax.solver.stage_engine import SeatSweep
@@ -62,6 +63,23 @@ def build(seats: SeatsLayout, settings: Settings, devices: int = 1
       settings.norm == "relative", devices)
   return tables, plan._replace(kernel=methods.wave_kernel_for(
       settings.kernel, devices, plan.chunk))
+
+
+def counts(seats: SeatsLayout, settings: Settings
+           ) -> sweep_counts.SweepCounts:
+  """One sweep's counts: its schedule's from the sizes
+  (`seat_wave_schedule`), XLA's bytes of the sweep as built here (for this
+  backend, or the GPU aimed at) and its kernels' where they run
+  (`seat_wave_counts`)."""
+  tables, plan = build(seats, settings)
+  busy = (None if plan.kernel == "xla" else seat_wave_counts.busy_rows(
+      tables, plan, wave_kernel.TUNING.tile))
+  return seat_wave_schedule.plan(seats).counts._replace(
+      xla_bytes_accessed=seat_wave_counts.xla_bytes(tables, plan,
+                                                    settings.dtype, busy),
+      kernel_bytes=seat_wave_counts.kernel_bytes(tables, plan,
+                                                 settings.dtype, busy),
+      kernel_rows=busy or 0)
 
 
 class Alternating(RuntimeError):
