@@ -262,27 +262,6 @@ def test_a_wavefront_too_large_is_refused_naming_what_fits(tmp_path, limit,
   assert not list(tmp_path.iterdir())
 
 
-def test_on_an_accelerator_a_refusal_names_the_devices_that_fit(
-    monkeypatch, tmp_path):
-  """The rings split over the columns' devices: a refusal on an
-  accelerator names how many of the kind would hold the game, a count
-  whose share fits and whose one fewer does not."""
-  monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-  config = configuration.base("facebook")
-  config.rules.update(goal=1000, floor=-500, players=3)
-  config.solver.method = "wavefront"
-  config.memory_limit_gb = 2.0
-  with pytest.raises(MemoryRefused) as refused:
-    driver.run(config, str(tmp_path))
-  words = str(refused.value).split(" devices (the columns split over them)")
-  assert len(words) == 2
-  devices = int(words[0].split()[-1])
-  seats = SeatsLayout(configuration.check(config)[0])
-  fits = lambda d: seat_wave_engine.need_bytes(seats, d) <= 0.8 * 2 * 2**30
-  assert devices > 1 and fits(devices) and not fits(devices - 1)
-  assert not list(tmp_path.iterdir())
-
-
 @pytest.mark.parametrize("rules", [
     dataclasses.replace(rules_lib.minimal(goal=300), players=3),
     pytest.param(dataclasses.replace(

@@ -74,6 +74,8 @@ def xla_bytes(tables: SeatWaveTables, plan: SeatWavePlan, dtype,
       index, index, columns, tables, donate=2)
   lengths = np.diff(np.asarray(tables.bounds))
   chunks = np.asarray(plan.widths) // plan.chunk
+  # Interpreted (a CPU), the kernel's ops are XLA's and counted already.
+  own = kernel_bytes(tables, plan, dtype, busy) if plan.kernel == "pallas" \
+      else 0
   return float(np.dot(lengths, chunks) * chunk + plan.span * finish
-               + chunks.sum() * move
-               + kernel_bytes(tables, plan, dtype, busy))
+               + chunks.sum() * move + own)

@@ -65,16 +65,23 @@ def build(seats: SeatsLayout, settings: Settings, devices: int = 1
       settings.kernel, devices, plan.chunk))
 
 
+COUNTED_KEYS = 10_000_000   # above, XLA's bytes are not counted: they need
+                            #   the per-key tables built
+
+
 def counts(seats: SeatsLayout, settings: Settings
            ) -> sweep_counts.SweepCounts:
   """One sweep's counts: its schedule's from the sizes
-  (`seat_wave_schedule`), XLA's bytes of the sweep as built here (for this
-  backend, or the GPU aimed at) and its kernels' where they run
-  (`seat_wave_counts`)."""
+  (`seat_wave_schedule`), and up to `COUNTED_KEYS` keys XLA's bytes of the
+  sweep as built here (for this backend, or the GPU aimed at) and its
+  kernels' where they run (`seat_wave_counts`)."""
+  sized = seat_wave_schedule.plan(seats).counts
+  if seats.num_keys > COUNTED_KEYS:
+    return sized
   tables, plan = build(seats, settings)
   busy = (None if plan.kernel == "xla" else seat_wave_counts.busy_rows(
       tables, plan, wave_kernel.TUNING.tile))
-  return seat_wave_schedule.plan(seats).counts._replace(
+  return sized._replace(
       xla_bytes_accessed=seat_wave_counts.xla_bytes(tables, plan,
                                                     settings.dtype, busy),
       kernel_bytes=seat_wave_counts.kernel_bytes(tables, plan,
@@ -90,9 +97,13 @@ def need_bytes(seats: SeatsLayout, devices: int = 1) -> int:
   """The memory of a solve on each of `devices` devices: its share of the
   rings and the start vectors of the schedule (`seat_wave_schedule.plan`),
   the vectors' donated copy, and the per-key tables (about ten int32 a
-  key, on every device)."""
+  key, on every device); split over several, the whole rings again: XLA
+  gathers them onto every device to move a segment's columns (seen in the
+  program compiled for four host devices, as for two players), so a split
+  gives one device's values, not yet a smaller share."""
   wave = seat_wave_schedule.plan(seats, devices)
-  return (wave.device_bytes + wave.vector_bytes
+  gathered = wave.ring_bytes if devices > 1 else 0
+  return (wave.device_bytes + wave.vector_bytes + gathered
           + 40 * (seats.num_keys + 1))
 
 
@@ -116,30 +127,19 @@ class SeatWaveEngine(stage_engine.StageEngine):
     have = memory.available_bytes(on_device=True)
     if settings.memory_limit_gb is not None:
       have = (int(settings.memory_limit_gb * 2**30), "memory_limit_gb")
+    # The stage engine, named where it fits (it keeps no rings).
+    group = stage_engine.group_size(settings, self.seats)
+    staged = stage_engine.footprint(self.seats, group)[1]
     self.need = memory.check(
         need, f"the wavefront of {rules.players} players, "
         f"{self.seats.num_keys:,} keys", have,
-        self._fitting(settings, devices, have[0]), share=0.8)
+        ["solver.method='seats'"] if staged <= 0.8 * have[0] else [],
+        share=0.8)
     logging.info("%d players, rules %s: %s keys, %s model states, the "
                  "wavefront on %d device(s); memory estimate %.2f GB a "
                  "device", rules.players, rules.name,
                  f"{self.seats.num_keys:,}", f"{self.num_states:,}",
                  devices, self.need / 2**30)
-
-  def _fitting(self, settings: Settings, devices: int, have: int
-               ) -> list[str]:
-    """What a refusal offers, each checked to fit `have` bytes a device:
-    the stage engine (it keeps no rings), and on an accelerator the
-    devices of the kind the rings would fit split over (up to 256)."""
-    group = stage_engine.group_size(settings, self.seats)
-    staged = stage_engine.footprint(self.seats, group)[1]
-    out = ["solver.method='seats'"] if staged <= 0.8 * have else []
-    if jax.default_backend() != "cpu":   # a CPU's devices share one memory
-      more = next((d for d in range(devices + 1, 257)
-                   if need_bytes(self.seats, d) <= 0.8 * have), None)
-      if more:
-        out.append(f"{more} devices (the columns split over them)")
-    return out
 
   def build(self) -> int:
     self.mesh = placement.make_mesh()
