@@ -169,18 +169,20 @@ def test_the_kernel_runs_where_asked_and_solves_as_xlas_step(tmp_path):
 def test_the_kernels_bytes_are_counted_from_their_plan():
   """The fused kernel computes the tiles with a live column: at least the
   model's rows, at most every column-step; each it skips spares its reads
-  of the row's targets and its six rows of C channels. XLA's step moves
-  no kernel bytes."""
+  of the row's targets and its six rows of C channels. XLA's step, and
+  the kernel interpreted, move no bytes beyond XLA's count."""
   rules = dataclasses.replace(rules_lib.facebook(goal=300, floor=-150),
                               players=3)
   seats = SeatsLayout(rules)
   tables, plan = seat_wavefront.build(
       seats, bellman.roll_arrays(roll_tables.build(rules)), relative=False)
-  fused = plan._replace(kernel="interpret")
+  fused = plan._replace(kernel="pallas")   # compiled (counted, not run)
   busy = seat_wave_counts.busy_rows(tables, fused, 128)
   every = int(np.dot(np.diff(np.asarray(tables.bounds)), plan.widths))
   assert seats.num_states // 6 <= busy < every
   assert seat_wave_counts.kernel_bytes(tables, plan, np.float64, busy) == 0
+  interpreted = plan._replace(kernel="interpret")   # XLA counts its ops
+  assert seat_wave_counts.kernel_bytes(tables, interpreted, np.float64) == 0
   skipped = (seat_wave_counts.kernel_bytes(tables, fused, np.float64)
              - seat_wave_counts.kernel_bytes(tables, fused, np.float64, busy))
   assert skipped == (every - busy) * (plan.row.num_targets + 8) * 3 * 8

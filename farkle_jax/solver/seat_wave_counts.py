@@ -30,12 +30,13 @@ def busy_rows(tables: SeatWaveTables, plan: SeatWavePlan, tile: int) -> int:
 
 def kernel_bytes(tables: SeatWaveTables, plan: SeatWavePlan, dtype,
                  busy: int | None = None) -> int:
-  """Bytes one sweep's kernels move, from their plans (0 for XLA's step):
+  """Bytes one sweep's compiled kernels move, from their plans (0 for
+  XLA's step, and for the kernels interpreted, whose ops XLA counts):
   per column-step computed (`busy`; default every one), each distinct
   target's C channel rows read, what a farkle and a bank are worth read,
   six rows of C channels written; the moves read and write each moved
   column's ring and read its carry."""
-  if plan.kernel == "xla":
+  if plan.kernel != "pallas":
     return 0
   size, C = jnp.dtype(dtype).itemsize, vector_pass.channels(
       plan.seats.players)
@@ -74,8 +75,5 @@ def xla_bytes(tables: SeatWaveTables, plan: SeatWavePlan, dtype,
       index, index, columns, tables, donate=2)
   lengths = np.diff(np.asarray(tables.bounds))
   chunks = np.asarray(plan.widths) // plan.chunk
-  # Interpreted (a CPU), the kernel's ops are XLA's and counted already.
-  own = kernel_bytes(tables, plan, dtype, busy) if plan.kernel == "pallas" \
-      else 0
   return float(np.dot(lengths, chunks) * chunk + plan.span * finish
-               + chunks.sum() * move + own)
+               + chunks.sum() * move + kernel_bytes(tables, plan, dtype, busy))

@@ -130,14 +130,7 @@ def chunk_row(ring: jax.Array, where: jax.Array, source: jax.Array,
   C = farkle.shape[0]
   kernel = functools.partial(_kernel, tuning=tuning, spans=spans,
                              channels=C)
-  inputs = (where, source, gain, weight, farkle_prob, margin, farkle, bank,
-            wave_kernel.busy_tiles(busy, tuning.tile), ring)
-  anywhere = pl.BlockSpec(memory_space=pl.ANY)
-  params = ({} if interpret
-            else {"compiler_params": wave_kernel.triton_params(tuning)})
-  return pl.pallas_call(
-      kernel, grid=(margin.shape[0] // tuning.tile,),
-      out_shape=jax.ShapeDtypeStruct(ring.shape, ring.dtype),
-      in_specs=[anywhere] * len(inputs), out_specs=anywhere,
-      input_output_aliases={len(inputs) - 1: 0}, interpret=interpret,
-      name="seat_wave_chunk_row", **params)(*inputs)
+  return wave_kernel.launch(
+      kernel, "seat_wave_chunk_row", tuning, interpret,
+      (where, source, gain, weight, farkle_prob, margin, farkle, bank,
+       wave_kernel.busy_tiles(busy, tuning.tile), ring), 1)[0]

@@ -167,7 +167,6 @@ def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool,
       wave_schedule.doubling_rounds(partner), bellman.row_plan(roll))
 
 
-
 def _columns_of(w0: jax.Array, plan: SeatWavePlan, fresh, split
                 ) -> wavefront._Columns:
   """The loop state of a sweep: the two-player one, its ring [2, R * 6 *

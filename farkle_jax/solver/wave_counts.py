@@ -140,8 +140,9 @@ def kernel_bytes(plan: WavePlan, dtype, busy: BusyRows | None = None
   analysis does not see into a custom call): the row kernel reads each
   distinct target's ring row of its columns and writes six rows (of the
   `busy` rows, if given: the tiles it does not skip); the move kernel
-  reads and writes each moved column's ring. 0 for XLA's step."""
-  if plan.kernel == "xla":
+  reads and writes each moved column's ring. 0 for XLA's step, and for
+  the kernels interpreted (a CPU), whose ops XLA counts itself."""
+  if plan.kernel != "pallas":
     return 0
   size, slope = jnp.dtype(dtype).itemsize, jnp.dtype(SLOPE_DTYPE).itemsize
   lengths = np.diff(plan.bounds)

@@ -164,7 +164,7 @@ def each_set(spans: tuple, tuning: Tuning, some_sets, sums):
   time: `some_sets(first, count, options, dice counts, sums)` adds sets
   first .. first + count - 1, of `options` options each."""
   U = tuning.unroll
-  for options, dice, lo, hi in set_loops(spans, tuning.per_dice):
+  for options, dice, lo, hi in _set_loops(spans, tuning.per_dice):
     sums = jax.lax.fori_loop(
         0, (hi - lo) // U,
         lambda g, sums, lo=lo, j=options, d=dice: some_sets(
@@ -176,7 +176,7 @@ def each_set(spans: tuple, tuning: Tuning, some_sets, sums):
   return sums
 
 
-def set_loops(spans: tuple, per_dice: bool) -> list:
+def _set_loops(spans: tuple, per_dice: bool) -> list:
   """(options, dice counts, first, end) of each loop over sets: a span
   each (`OptionTable.spans`), or with `per_dice` off the spans of one
   option count merged, each set added to all six sums (its weight 0 in
@@ -220,21 +220,20 @@ def busy_tiles(busy: jax.Array, tile: int) -> jax.Array:
   return busy.reshape(-1, tile).any(axis=1).astype(jnp.int32)
 
 
-def _launch(kernel, name: str, tuning: Tuning, interpret: bool, *inputs
-            ) -> tuple[jax.Array, jax.Array]:
-  """`kernel` over the chunk's tiles; the last two inputs (the ring and
-  its slopes) are updated in place; the one before them has one entry per
-  tile of the chunk (`busy_tiles`)."""
-  columns = inputs[-3].shape[0] * tuning.tile
-  ring, tangent = inputs[-2:]
+def launch(kernel, name: str, tuning: Tuning, interpret: bool,
+           inputs: tuple, updated: int) -> tuple[jax.Array, ...]:
+  """`kernel` over a chunk's tiles, a program each; the last `updated`
+  inputs (the rings) are updated in place and returned; the one before
+  them has one entry per tile of the chunk (`busy_tiles`)."""
+  first = len(inputs) - updated
   anywhere = pl.BlockSpec(memory_space=pl.ANY)
-  params = {} if interpret else {"compiler_params": triton_params(tuning)}
+  params = {} if interpret else {"compiler_params": _triton_params(tuning)}
   return pl.pallas_call(
-      kernel, grid=(columns // tuning.tile,),
-      out_shape=(jax.ShapeDtypeStruct(ring.shape, ring.dtype),
-                 jax.ShapeDtypeStruct(tangent.shape, tangent.dtype)),
-      in_specs=[anywhere] * len(inputs), out_specs=(anywhere, anywhere),
-      input_output_aliases={len(inputs) - 2: 0, len(inputs) - 1: 1},
+      kernel, grid=(inputs[first - 1].shape[0],),
+      out_shape=tuple(jax.ShapeDtypeStruct(x.shape, x.dtype)
+                      for x in inputs[first:]),
+      in_specs=[anywhere] * len(inputs), out_specs=(anywhere,) * updated,
+      input_output_aliases={first + i: i for i in range(updated)},
       interpret=interpret, name=name, **params)(*inputs)
 
 
@@ -270,10 +269,10 @@ def chunk_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
   tuning = tuning or TUNING
   kernel = functools.partial(_kernel, tuning=tuning, spans=spans,
                              sloped=sloped)
-  return _launch(kernel, "wave_chunk_row", tuning, interpret, where,
-                 source, gain, weight, farkle_prob, margin, vector,
+  return launch(kernel, "wave_chunk_row", tuning, interpret,
+                (where, source, gain, weight, farkle_prob, margin, vector,
                  at_farkle, at_bank, busy_tiles(busy, tuning.tile), ring,
-                 tangent)
+                 tangent), 2)
 
 
 def _held_kernel(where_ref, source_ref, prob_ref, margin_ref, vector_ref,
@@ -338,12 +337,12 @@ def held_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
   tuning = tuning or TUNING
   kernel = functools.partial(_held_kernel, row=row, tile=tuning.tile,
                              sloped=sloped)
-  return _launch(kernel, "wave_held_row", tuning, interpret, where, source,
-                 farkle_prob, margin, vector, at_farkle, at_bank,
-                 busy_tiles(busy, tuning.tile), ring, tangent)
+  return launch(kernel, "wave_held_row", tuning, interpret,
+                (where, source, farkle_prob, margin, vector, at_farkle,
+                 at_bank, busy_tiles(busy, tuning.tile), ring, tangent), 2)
 
 
-def triton_params(tuning: Tuning):
+def _triton_params(tuning: Tuning):
   from jax.experimental.pallas import triton as pallas_triton
   return pallas_triton.CompilerParams(num_warps=tuning.warps,
                                       num_stages=tuning.stages)
@@ -373,7 +372,7 @@ def move_columns(ring: jax.Array, where: jax.Array, carry: jax.Array, *,
     interpret: run in Pallas' interpreter (a CPU).
   """
   anywhere = pl.BlockSpec(memory_space=pl.ANY)
-  params = {} if interpret else {"compiler_params": triton_params(Tuning())}
+  params = {} if interpret else {"compiler_params": _triton_params(Tuning())}
   return pl.pallas_call(
       _move_kernel, grid=(carry.shape[0] // MOVE_TILE,),
       out_shape=jax.ShapeDtypeStruct(ring.shape, ring.dtype),
