@@ -215,6 +215,27 @@ def test_four_devices_give_the_values_of_one_bit_for_bit(tmp_path, rules):
   np.testing.assert_array_equal(runs[4], runs[1])
 
 
+@pytest.mark.parametrize("players", [2, 3])
+def test_the_kernel_asked_for_on_several_devices_is_one_line(tmp_path,
+                                                            players):
+  """`solver.kernel='pallas'` runs on one device, for two players as for
+  three: over two, the run stops in one line naming what runs, before any
+  sweep or result."""
+  env = dict(os.environ, JAX_PLATFORMS="cpu",
+             XLA_FLAGS="--xla_force_host_platform_device_count=2")
+  out = subprocess.run(
+      [sys.executable, "-m", "farkle_jax.main", "--config",
+       "configs/tiny.py:minimal", f"--config.rules.players={players}",
+       "--config.solver.method=wavefront", "--config.solver.kernel=pallas",
+       "--workdir", str(tmp_path)], cwd=ROOT, env=env, capture_output=True,
+      text=True, timeout=300)
+  assert out.returncode == 2
+  assert out.stderr.strip() == ("error: config.solver.kernel='pallas' runs "
+                                "on one device (2 here): use 'auto' or "
+                                "'xla'")
+  assert not (tmp_path / "summary.json").exists()
+
+
 def test_dice_that_differ_are_refused_before_any_work(tmp_path):
   config = _config(600, method="wavefront")
   config.rules.dice = ((0.25, 0.1, 0.15, 0.15, 0.2, 0.15),)
