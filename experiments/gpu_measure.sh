@@ -144,19 +144,20 @@ for part in $parts; do
         --variants=xla:4,pallas:4:128:1:4:1 --profile /tmp/gpu_profile ;;
     ncu)
       # Where a fused-kernel launch's time goes (Nsight Compute, one
-      # launch of a facebook sweep), tried two ways: the first, kernel
-      # replay, ended in a segmentation fault of the profiled process on
-      # an H200 (2026-11-27); application replay reruns the process
-      # instead. Loops from the host, so the launch is a plain kernel.
-      for mode in kernel application; do
+      # launch of a facebook sweep). Run with its default clock control,
+      # kernel replay ended in a segmentation fault of the profiled
+      # process on an H200 (2026-11-27); the clocks are left as found.
+      # Loops from the host, so the launch is a plain kernel.
+      for mode in ${NCU_MODES:-kernel}; do
         XLA_FLAGS=--xla_gpu_enable_command_buffer= timed "ncu_$mode" 150 \
-          ncu --replay-mode "$mode" -k regex:wave_chunk_row \
+          ncu --clock-control none --replay-mode "$mode" \
+          -k regex:wave_chunk_row \
           --launch-skip 300 --launch-count 1 --section SpeedOfLight \
           --section Occupancy --section WarpStateStats \
           --section SchedulerStats --section MemoryWorkloadAnalysis \
           --section LaunchStats python3 experiments/kernel_tuning.py \
           --config configs/facebook.py --sweeps=1 \
-          --variants=pallas:4:128:1:4:1
+          --variants=pallas:2:128:1:4:1
       done ;;
     tests)
       JAX_PLATFORMS=cuda timed tests 400 python3 -m pytest -q -n 10 -v \
@@ -176,12 +177,14 @@ grep -h -A3 '^method' "$out/counts.log" 2>/dev/null
 grep -h '^== run\|first-player\|backend' "$out/notebook.log" 2>/dev/null
 tail -n 6 "$out/players.log" 2>/dev/null
 tail -n 6 "$out/passcost.log" 2>/dev/null
-for f in seats seats_1500 seats_2000; do
+for f in seats seats_1500 seats_2000 seats_wave seats_wave_xla; do
   grep -h 'seat [0-9]:\|converged\|its stages in\|Newton step:' \
     "$out/$f.log" 2>/dev/null | sed 's/^I[0-9.: ]* [0-9]* //'
 done
 sed -n '/^variant/,$p' "$out/tuning_default.log" "$out/tuning.log" \
   2>/dev/null | grep -v '^[IWE][0-9]' 
 grep -h '^# .*trace /device\|^#  ' "$out/profile.log" 2>/dev/null | head -30
+grep -h 'Duration\|Throughput\|Occupancy\|Registers Per\|Block Limit' \
+  "$out"/ncu_*.log 2>/dev/null | head -24
 grep -h 'FAILED\|ERROR\|passed\|failed' "$out/tests.log" 2>/dev/null \
   | tail -30

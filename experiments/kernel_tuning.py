@@ -4,14 +4,16 @@
     python experiments/kernel_tuning.py --config configs/default.py \
         --variants=xla:4,pallas:4:128:1:4:1,pallas:1:128:4:4:1 --sweeps=3
 
-Each variant is `kernel:chunks[:tile:unroll:warps:stages[:held[:per_dice]]]`: kernel `xla`
-(XLA's ops) or `pallas` (the fused kernel, `solver.wave_kernel`; on a CPU
-interpreted, a check rather than a speed); chunks, the loop iterations the
-widest step is cut into (`wave_schedule.CHUNKS`); the rest the kernel's
-`wave_kernel.Tuning` (held 1: `wave_kernel.held_row`, each target read
-once per tile; its program names every score set and compiles for an H100
-in about 40 s, against 3 s). For each: build and compile times, one sweep as a
-warm-up, then `--sweeps` sweeps timed, and the start values' largest
+Each variant is
+`kernel:chunks[:tile:unroll:warps:stages[:held[:per_dice[:split]]]]`:
+kernel `xla` (XLA's ops) or `pallas` (the fused kernel,
+`solver.wave_kernel`; on a CPU interpreted, a check rather than a speed);
+chunks, the loop iterations the widest step is cut into
+(`wave_schedule.CHUNKS`); the rest the kernel's `wave_kernel.Tuning` (held
+1: `wave_kernel.held_row`, each target read once per tile; its program
+names every score set and compiles for an H100 in about 40 s, against
+3 s; split 1: a program per tile and dice count). For each: build and
+compile times, one sweep as a warm-up, then `--sweeps` sweeps timed, and the start values' largest
 difference from the first variant's after the same sweeps (every variant
 computes the same sweeps: they differ by rounding only). A table is printed
 last; `--json OUT` writes it. Measured on a GPU: BENCHMARKS.md, "The fused
@@ -47,7 +49,8 @@ _VARIANTS = flags.DEFINE_list(
     "pallas:4:128:4:4:1,pallas:1:64:4:2:1,pallas:1:32:4:1:1,"
     "pallas:1:128:4:4:2,pallas:1:128:8:4:1,pallas:4:32:1:1:1:1,"
     "pallas:4:64:1:2:1:1,pallas:4:128:1:4:1:1",
-    "kernel:chunks[:tile:unroll:warps:stages[:held[:per_dice]]] each.")
+    "kernel:chunks[:tile:unroll:warps:stages[:held[:per_dice[:split]]]] "
+    "each.")
 _SWEEPS = flags.DEFINE_integer("sweeps", 3, "Sweeps timed per variant.")
 _JSON = flags.DEFINE_string("json", None, "Write the table here as JSON.")
 _PROFILE = flags.DEFINE_string(
@@ -58,9 +61,10 @@ _PROFILE = flags.DEFINE_string(
 def parse(spec: str) -> tuple[str, int, wave_kernel.Tuning]:
   """(kernel, chunks, tuning) of one `--variants` entry."""
   parts = spec.split(":")
-  if parts[0] not in ("xla", "pallas") or len(parts) not in (2, 6, 7, 8):
+  if parts[0] not in ("xla", "pallas") or len(parts) not in (2, 6, 7, 8, 9):
     raise app.UsageError(f"--variants: {spec!r} is not "
-                         "kernel:chunks[:tile:unroll:warps:stages[:held[:per_dice]]]")
+                         "kernel:chunks[:tile:unroll:warps:stages"
+                         "[:held[:per_dice[:split]]]]")
   numbers = [int(p) for p in parts[1:]]
   if min(numbers[:5]) < 1:
     raise app.UsageError(f"--variants: {spec!r}: chunks, tile, unroll, "
@@ -76,7 +80,8 @@ def parse(spec: str) -> tuple[str, int, wave_kernel.Tuning]:
 def run_variant(layout, roll, settings, spec: str) -> dict:
   """Builds, compiles and times one variant."""
   kernel, chunks, tuning = parse(spec)
-  wave_schedule.CHUNKS, wave_kernel.TUNING = chunks, tuning
+  wave_schedule.CHUNKS = wave_schedule.KERNEL_CHUNKS = chunks
+  wave_kernel.TUNING = tuning
   chosen = settings._replace(method="wavefront", kernel=kernel, tol=0.0,
                              sweeps_per_call=_SWEEPS.value)
   t0 = time.perf_counter()

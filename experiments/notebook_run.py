@@ -51,12 +51,7 @@ def main() -> int:
   parser.add_argument("--workdir", required=True)
   parser.add_argument("--runs", type=int, default=2)
   args = parser.parse_args()
-  try:
-    from nbclient.exceptions import CellExecutionError  # pylint: disable=C0415
-  except ImportError:
-    print("notebook_run: needs nbclient, nbformat and ipykernel "
-          "(pip install nbclient nbformat ipykernel)", file=sys.stderr)
-    return 2
+  # The command line first: a wrong flag is named wherever it runs.
   path = args.config.partition(":")[0]
   if not os.path.isfile(os.path.join(ROOT, path)):
     print(f"notebook_run: --config {args.config!r}: no file {path} in "
@@ -64,6 +59,12 @@ def main() -> int:
     return 2
   if args.runs < 1:
     print(f"notebook_run: --runs {args.runs}: at least 1", file=sys.stderr)
+    return 2
+  try:
+    from nbclient.exceptions import CellExecutionError  # pylint: disable=C0415
+  except ImportError:
+    print("notebook_run: needs nbclient, nbformat and ipykernel "
+          "(pip install nbclient nbformat ipykernel)", file=sys.stderr)
     return 2
   for run in range(1, args.runs + 1):
     print(f"== run {run}: every cell in a fresh kernel ...", flush=True)

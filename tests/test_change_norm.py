@@ -1,6 +1,8 @@
 """The norm a solve converges in: relative changes beyond rounding."""
 
+import functools
 import math
+import operator
 
 import jax.numpy as jnp
 import numpy as np
@@ -49,8 +51,10 @@ def test_a_complement_near_zero_moves_by_rounding_alone():
   for _ in range(200):
     p = rng.random(6)
     p = p / p.sum() * (1 - 1e-7)
-    w_one = 1 - sum(p.tolist())
-    w_two = 1 - sum(p[::-1].tolist())
+    # Added one after another (Python 3.12's sum() compensates: both
+    # orders would round alike).
+    w_one = 1 - functools.reduce(operator.add, p.tolist())
+    w_two = 1 - functools.reduce(operator.add, p[::-1].tolist())
     new, old = jnp.array([w_one]), jnp.array([w_two])
     assert float(change_norm.largest(new, old, relative=True)) == 0.0
     plain.append(abs(w_one - w_two) / w_one)

@@ -442,10 +442,12 @@ def test_benchmark_counts_the_stage_engine_for_three_players(tmp_path):
   record = json.loads((tmp_path / "s.json").read_text())
   r, wave = record["methods"]
   assert r["method"] == "seats-plain" and r["sweeps"] == 7
-  # The N-player wavefront's schedule: the same live rows, far fewer steps.
+  # The N-player wavefront's schedule: the same live rows, far fewer steps
+  # (the stage engine's depend on the backend's group size: 1,064 on a
+  # GPU against the wavefront's 151).
   assert wave["method"] == "seats-wavefront"
   assert wave["live_rows_per_sweep"] == r["live_rows_per_sweep"]
-  assert 10 * wave["dependent_steps_per_sweep"] < r[
+  assert 5 * wave["dependent_steps_per_sweep"] < r[
       "dependent_steps_per_sweep"]
   assert r["xla_bytes_accessed_per_sweep"] == 0
   assert r["projected_h100_seconds_from_xla"] is None

@@ -149,13 +149,14 @@ def test_the_main_job_runs_it_and_resumes(tmp_path):
 
 def test_the_kernel_runs_where_asked_and_solves_as_xlas_step(tmp_path):
   """`solver.kernel`: 'pallas' runs the fused kernel (interpreted on a
-  CPU), 'auto' XLA's step on a CPU; a run with the kernel converges in
-  the same sweeps to XLA's values."""
+  CPU), 'auto' XLA's step on a CPU and for a game this small on a GPU; a
+  run with the kernel converges in the same sweeps to XLA's values."""
   def plan_of(kernel):
     rules, settings = configuration.check(_config(300, method="wavefront",
                                                   kernel=kernel))
     return seat_wave_engine.build(SeatsLayout(rules), settings)[1]
-  assert plan_of("pallas").kernel == "interpret"
+  cpu = jax.default_backend() == "cpu"
+  assert plan_of("pallas").kernel == ("interpret" if cpu else "pallas")
   assert plan_of("auto").kernel == "xla" == plan_of("xla").kernel
   fused = driver.run(_config(300, method="wavefront", kernel="pallas"),
                      str(tmp_path / "k"))
@@ -163,7 +164,9 @@ def test_the_kernel_runs_where_asked_and_solves_as_xlas_step(tmp_path):
                      str(tmp_path / "x"))
   assert fused["converged"] and fused["iterations"] == plain["iterations"]
   values = lambda d: np.load(tmp_path / d / "start_values.npy")
-  np.testing.assert_allclose(values("k"), values("x"), rtol=0, atol=1e-15)
+  # A GPU's dot adds XLA's terms in another order (as two players).
+  np.testing.assert_allclose(values("k"), values("x"), rtol=0,
+                             atol=1e-15 if cpu else 4e-15)
 
 
 def test_the_kernels_bytes_are_counted_from_their_plan():

@@ -57,13 +57,16 @@ HELD = {"tile": 64, "held": True}
 
 @pytest.mark.parametrize("name, cut", [
     pytest.param("tiny", {}, marks=pytest.mark.thorough), ("minimal", {}),
-    ("default", {}), ("minimal", HELD),
-    pytest.param("default", {"per_dice": True}, marks=pytest.mark.thorough),
+    ("default", {}), ("minimal", HELD), ("minimal", {"split": False}),
+    pytest.param("default", {"split": False}, marks=pytest.mark.thorough),
+    pytest.param("default", {"per_dice": True, "split": False},
+                 marks=pytest.mark.thorough),
     pytest.param("default", HELD, marks=pytest.mark.thorough)])
 def test_a_chunk_row_is_xla_step_to_rounding(monkeypatch, name, cut):
   """The kernel (`cut`: the `wave_kernel.Tuning` fields changed; HELD, the
   kernel that reads each target once per tile; per_dice, each set added
-  to its own dice count's sum alone) against XLA's step, but for the
+  to its own dice count's sum alone; split off, a program per tile, not
+  per tile and dice count) against XLA's step, but for the
   tiles of idle columns, which the kernel skips (their rows kept), on
   ring values of four levels (options tie: the first best one's slope is
   kept), a middle segment's middle step, its first chunk (with slopes
@@ -118,7 +121,9 @@ def _busy_columns(tau, m, j, c, tables, plan) -> np.ndarray:
 def test_sets_read_together_sum_as_one_at_a_time(monkeypatch):
   """Three sets at a time (minimal's 21 groups of sets of one option
   count and one dice count, 2 to 23 sets, end in remainders of 0, 1 and
-  2), the kernel adds the same terms in the same order: the same bits."""
+  2), the kernel adds the same terms in the same order: the same bits;
+  and so does the kernel with a program per dice count (`split`), one
+  set or three at a time."""
   layout, tables, plan = _built("minimal")
   m = len(plan.widths) // 2
   tau = (plan.bounds[m] + plan.bounds[m + 1]) // 2
@@ -127,19 +132,20 @@ def test_sets_read_together_sum_as_one_at_a_time(monkeypatch):
   # Two tiles of the chunk: the kernel's programs are alike, and each
   # costs a loop iteration in the interpreter.
   narrow = plan._replace(kernel="interpret", chunk=256)
-  for unroll in (1, 3):
-    monkeypatch.setattr(wave_kernel, "TUNING",
-                        wave_kernel.Tuning(unroll=unroll, per_dice=True))
+  for unroll, split in ((1, False), (3, False), (1, True), (3, True)):
+    monkeypatch.setattr(wave_kernel, "TUNING", wave_kernel.Tuning(
+        unroll=unroll, per_dice=True, split=split))
     step = jax.jit(lambda c, tables, p=narrow:
                    wavefront._chunk_step(tau, m, 0, c, tables, p, True,
                                          lambda x: x))
     out.append(jax.tree.map(np.asarray, step(c, tables)))
-  np.testing.assert_array_equal(out[0].ring, out[1].ring)
-  # The float32 slopes to a unit or two of their last place: the CPU's
-  # compiler may fuse a multiply and an add in one loop body and not in
-  # another (seen: 40 of 440,832 entries, at most 6e-8).
-  np.testing.assert_allclose(out[0].tangent, out[1].tangent, rtol=0,
-                             atol=2.4e-7)
+  for other in out[1:]:
+    np.testing.assert_array_equal(out[0].ring, other.ring)
+    # The float32 slopes to a unit or two of their last place: the CPU's
+    # compiler may fuse a multiply and an add in one loop body and not in
+    # another (seen: 40 of 440,832 entries, at most 6e-8).
+    np.testing.assert_allclose(out[0].tangent, other.tangent, rtol=0,
+                               atol=2.4e-7)
   assert not np.array_equal(out[1].ring, np.asarray(c.ring))
 
 
@@ -194,7 +200,7 @@ def test_the_kernel_setting_is_checked():
   config.solver.kernel = "cuda"
   with pytest.raises(configuration.ConfigError, match="solver.kernel"):
     configuration.check(config)
-  wide = methods.MIN_PROGRAMS * wave_kernel.TUNING.tile
+  wide = methods.MIN_TILES * wave_kernel.TUNING.tile
   on_gpu = jax.default_backend() == "gpu"
   assert methods.wave_kernel_for("auto", 1, wide) == (
       "pallas" if on_gpu else "xla")

@@ -28,7 +28,7 @@ from farkle_jax.game import roll_tables
 from farkle_jax.game.layout import StateLayout
 from farkle_jax.solver import bellman, ordered, placement, value_iteration
 from farkle_jax.solver import (wave_counts, wave_kernel, wave_newton,
-                               wavefront)
+                               wave_row, wave_schedule, wavefront)
 from farkle_jax.solver.configuration import ConfigError, Settings
 from farkle_jax.solver.sweep_counts import SweepCounts
 
@@ -201,10 +201,9 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
   roll_arrays = bellman.roll_arrays(roll, jnp.dtype(settings.dtype))
   mesh = placement.make_mesh()
   relative = settings.norm == "relative"
-  tables, plan = wavefront.build(layout, roll_arrays, relative, mesh.size)
-  # The kernel for the chunks the plan cut (the plan only carries it).
-  plan = plan._replace(kernel=wave_kernel_for(settings.kernel, mesh.size,
-                                              plan.chunk))
+  tables, plan = wavefront.build(
+      layout, roll_arrays, relative, mesh.size,
+      kernel=_layout_kernel(layout, settings.kernel, mesh.size))
   steps = np.int64(plan.steps)
 
   def sweep(state, tables):
@@ -254,13 +253,21 @@ def _wavefront(layout: StateLayout, roll: roll_tables.RollTables,
                             refresh_counts=refresh)
 
 
-# The fused kernel runs one program per tile of a chunk's columns; with
-# few of them it leaves the GPU idle and loses to XLA's step. On one H200
-# (132 multiprocessors, as an H100): 50 programs (default.py) 2.4x slower
-# than XLA's step, 475 (facebook) 4% faster (BENCHMARKS.md, "The published
-# model on an H200"). Two per multiprocessor of those cards, between the
-# two measured.
-MIN_PROGRAMS = 264
+# The fused kernel runs six programs per tile of a chunk's columns (one
+# per dice count); with few tiles it leaves the GPU idle and loses to
+# XLA's step. On one H200 (132 multiprocessors, as an H100), default.py:
+# 99 tiles 7% slower than XLA's step, 198 tiles 8% faster; facebook's
+# 950 tiles 2.5x faster (BENCHMARKS.md, "A program per dice count"). Two
+# tiles per multiprocessor of those cards.
+MIN_TILES = 264
+
+
+def _layout_kernel(layout: StateLayout, kernel: str, devices: int) -> str:
+  """`wave_kernel_for` the chunks the fused kernel would take in
+  `layout`'s wavefront (`wave_schedule.KERNEL_CHUNKS`)."""
+  columns, _ = wave_schedule.layout_chunk(
+      layout, wave_row.TILE * devices, wave_schedule.KERNEL_CHUNKS)
+  return wave_kernel_for(kernel, devices, columns)
 
 
 def wave_kernel_for(kernel: str, devices: int, columns: int) -> str:
@@ -269,7 +276,7 @@ def wave_kernel_for(kernel: str, devices: int, columns: int) -> str:
   it, interpreted on a CPU when asked for."""
   on_gpu = placement.aimed() is not None or jax.default_backend() == "gpu"
   if kernel == "auto":
-    wide = columns // wave_kernel.TUNING.tile >= MIN_PROGRAMS
+    wide = columns // wave_kernel.TUNING.tile >= MIN_TILES
     return "pallas" if on_gpu and devices == 1 and wide else "xla"
   if kernel == "pallas":
     if devices > 1:

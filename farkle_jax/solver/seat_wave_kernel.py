@@ -126,7 +126,8 @@ def chunk_row(ring: jax.Array, where: jax.Array, source: jax.Array,
     interpret: run in Pallas' interpreter (a CPU).
     tuning: the kernel's cut (default `wave_kernel.TUNING`).
   """
-  tuning = tuning or wave_kernel.TUNING
+  # One program per tile: its sums are all six dice counts'.
+  tuning = (tuning or wave_kernel.TUNING)._replace(split=False)
   C = farkle.shape[0]
   kernel = functools.partial(_kernel, tuning=tuning, spans=spans,
                              channels=C)

@@ -17,19 +17,22 @@ power of two as Triton's blocks must be); on a CPU (tests, or
 `config.solver.kernel='pallas'` there) the same kernel runs in Pallas'
 interpreter. The sums run over the sets in order, compensated, where
 XLA's dot picks its own order: the two agree to XLA's rounding (1.2e-15
-seen on a CPU, 2.1e-15 on a GPU). Measured on one H200, a `facebook` sweep
-takes 0.38-0.49 s with it however it is cut, and 0.43 s with XLA's step
-(`experiments/kernel_tuning.py`), far from its bytes' 0.03 s: likely bound
-by a program's reads of its 102 rows, then 1,368 of them one after
-another. It now reads each set's own options only (823; the sets in
-groups by option count, `OptionTable.spans`), not yet timed on a GPU.
-`held_row` reads each row once per tile and keeps it on chip, its sets
-constants of its program (`Tuning.held`; compiles for an H100 in about
-40 s; 0.26 s a sweep on an H200, so not the default). `Tuning.per_dice`
-adds each set to its own dice count's sum alone, a sixth of the
-arithmetic: on an H200 0.317 s a sweep against 0.338 s, but its loop per
-option count and dice count (about 30 instead of 6) took 1.1 s longer
-to compile there, more than 17 sweeps gain; not the default.
+seen on a CPU, 2.1e-15 on a GPU).
+
+A launch is bound by the latency of its reads, not their bytes: with a
+program per tile, a `facebook` launch of 475 programs filled 0.4 of an
+H200's waves, 22 % of its warps active, each mostly waiting on a load
+(Nsight Compute: 137 us, 8 % of DRAM bandwidth). `Tuning.split` (the
+default) gives each tile six programs, one per dice count, each adding
+the sets of its dice count only (the sets are grouped so: `spans`), one
+sum instead of six: 45 % of the warps active, 68 us a launch, and a
+sweep 0.284 -> 0.161 s with the steps in half as many chunks
+(`wave_schedule.KERNEL_CHUNKS`; BENCHMARKS.md, "A program per dice
+count"). `held_row` reads each row once per tile and keeps it on chip,
+its sets constants of its program (`Tuning.held`; compiles for an H100
+in about 40 s; 0.26 s a sweep on an H200 before the split). Without
+the split, `Tuning.per_dice` adds each set to its own dice count's sum
+alone, in a loop per option count and dice count.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class Tuning(NamedTuple):
   per_dice: bool = False  # each set added to its own dice count's sum
                           #   alone (the sets in a loop per option count
                           #   and dice count)
+  split: bool = True  # a program per tile and dice count (a grid of
+                      #   [tiles, 6]), each adding that count's sets
 
 
 TUNING = Tuning()
@@ -111,10 +116,14 @@ def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
   # The program's index read here, outside the branch: Pallas'
   # interpreter gives it at the kernel's top level only.
   i = pl.program_id(0)
+  tile = _split_tile if tuning.split else _tile
+  refs = (where_ref, source_ref, gain_ref, weight_ref, prob_ref,
+          margin_ref, vector_ref, farkle_ref, bank_ref, ring_ref,
+          tangent_ref, ring_out, tangent_out)
+  if tuning.split:   # the dice counts with the most sets first
+    refs = (N_DICE - 1 - pl.program_id(1),) + refs
   pl.when(busy_ref[i] != 0)(functools.partial(
-      _tile, i, where_ref, source_ref, gain_ref, weight_ref, prob_ref,
-      margin_ref, vector_ref, farkle_ref, bank_ref, ring_ref, tangent_ref,
-      ring_out, tangent_out, tuning=tuning, spans=spans, sloped=sloped))
+      tile, i, *refs, tuning=tuning, spans=spans, sloped=sloped))
 
 
 def _tile(i, where_ref, source_ref, gain_ref, weight_ref, prob_ref, margin_ref,
@@ -154,9 +163,70 @@ def _tile(i, where_ref, source_ref, gain_ref, weight_ref, prob_ref, margin_ref,
   zeros = lambda dt: tuple(jnp.zeros((T,), dt) for _ in range(N_DICE))
   sums = (tuple(zip(zeros(dtype), zeros(dtype))), zeros(slope_dtype))
   totals, tangents = each_set(spans, tuning, some_sets, sums)
-  _write_rows([total for total, _ in totals], tangents, mine, cols,
-              where_ref, prob_ref, vector_ref, farkle_ref, bank_ref,
-              ring_out, tangent_out, sloped)
+  _write_rows([(n, total, tangents[n]) for n, (total, _)
+               in enumerate(totals)], mine, cols, where_ref, prob_ref,
+              vector_ref, farkle_ref, bank_ref, ring_out, tangent_out,
+              sloped)
+
+
+def _split_tile(i, n, where_ref, source_ref, gain_ref, weight_ref,
+                prob_ref, margin_ref, vector_ref, farkle_ref, bank_ref,
+                ring_ref, tangent_ref, ring_out, tangent_out, *,
+                tuning: Tuning, spans: tuple, sloped: bool):
+  """`_tile` for one dice count n (a traced scalar): the sets weighing
+  into n only, one sum, one row written. Six programs share a tile, so a
+  launch has six times the warps to hide its reads' latency behind."""
+  T = tuning.tile
+  cur, first = where_ref[0], where_ref[2]
+  mine, cols = pl.ds(i * T, T), pl.ds(first + i * T, T)
+  margin = margin_ref[mine]
+  dtype, slope_dtype = ring_ref.dtype, tangent_ref.dtype
+
+  def some_sets(first_set, count, options, sums):
+    total, tangent = sums
+    bests = [_best(ring_ref, tangent_ref, source_ref, gain_ref, cur, cols,
+                   margin, first_set + u, options, sloped)
+             for u in range(count)]
+    for u, (best, tan) in enumerate(bests):
+      w = weight_ref[n, first_set + u]
+      total = kahan(total, w * best)
+      if sloped:
+        tangent = tangent + w.astype(slope_dtype) * tan
+    return total, tangent
+
+  zeros = lambda dt: jnp.zeros((T,), dt)
+  sums = ((zeros(dtype), zeros(dtype)), zeros(slope_dtype))
+  (total, _), tangent = each_set_of(spans, tuning, n, some_sets, sums)
+  _write_rows([(n, total, tangent)], mine, cols, where_ref, prob_ref,
+              vector_ref, farkle_ref, bank_ref, ring_out, tangent_out,
+              sloped)
+
+
+def each_set_of(spans: tuple, tuning: Tuning, n: jax.Array, some_sets,
+                sums):
+  """`sums` after the score sets of dice count n (traced), in order,
+  `tuning.unroll` at a time: `some_sets(first, count, options, sums)`.
+  The loops' bounds are n's, chosen among the spans' at run time: one
+  loop per option count, as many as `each_set` has without `per_dice`."""
+  U = tuning.unroll
+  bounds = {}
+  for options, dice, lo, hi in spans:
+    first, end = bounds.get(options, (np.int32(0), np.int32(0)))
+    bounds[options] = (jnp.where(n == dice, np.int32(lo), first),
+                       jnp.where(n == dice, np.int32(hi), end))
+  for options, (lo, hi) in bounds.items():
+    # lax.div: Triton's lowering of `//` on a run-time int fails, and the
+    # counts are not negative.
+    whole = jax.lax.div(hi - lo, np.int32(U))
+    sums = jax.lax.fori_loop(
+        0, whole, lambda g, sums, lo=lo, j=options: some_sets(
+            lo + g * U, U, j, sums), sums)
+    if U > 1:
+      rest = lo + whole * U
+      sums = jax.lax.fori_loop(
+          0, hi - rest, lambda g, sums, rest=rest, j=options: some_sets(
+              rest + g, 1, j, sums), sums)
+  return sums
 
 
 def each_set(spans: tuple, tuning: Tuning, some_sets, sums):
@@ -192,22 +262,23 @@ def _set_loops(spans: tuple, per_dice: bool) -> list:
   return merged
 
 
-def _write_rows(totals, tangents, mine, cols, where_ref, prob_ref,
-                vector_ref, farkle_ref, bank_ref, ring_out, tangent_out,
+def _write_rows(rows, mine, cols, where_ref, prob_ref, vector_ref,
+                farkle_ref, bank_ref, ring_out, tangent_out,
                 sloped: bool) -> None:
-  """A tile's six new rows from its six sums: the farkle's share added,
-  the better of that and banking written (and the slopes, if `sloped`)."""
+  """A tile's new rows from their sums, `rows` (dice count, sum, slope
+  sum) each: the farkle's share added, the better of that and banking
+  written (and the slopes, if `sloped`)."""
   cur, at = where_ref[0], where_ref[1]
   dtype, slope_dtype = ring_out.dtype, tangent_out.dtype
   x_farkle = 1 - vector_ref[farkle_ref[mine]]
   at_bank = bank_ref[mine]
   bank = jnp.where(at_bank >= 0, 1 - vector_ref[jnp.maximum(at_bank, 0)],
                    jnp.full(x_farkle.shape, -jnp.inf, dtype))
-  for n in range(N_DICE):
-    value = totals[n] + prob_ref[n] * x_farkle
+  for n, total, tangent in rows:
+    value = total + prob_ref[n] * x_farkle
     ring_out[cur, at + n, cols] = jnp.maximum(value, bank)
     if sloped:   # banking wins ties: its slope is 0
-      slope = tangents[n] + prob_ref[n].astype(slope_dtype)
+      slope = tangent + prob_ref[n].astype(slope_dtype)
       tangent_out[cur, at + n, cols] = jnp.where(
           bank >= value, jnp.zeros(x_farkle.shape, slope_dtype), slope)
 
@@ -228,8 +299,9 @@ def launch(kernel, name: str, tuning: Tuning, interpret: bool,
   first = len(inputs) - updated
   anywhere = pl.BlockSpec(memory_space=pl.ANY)
   params = {} if interpret else {"compiler_params": _triton_params(tuning)}
+  tiles = inputs[first - 1].shape[0]
   return pl.pallas_call(
-      kernel, grid=(inputs[first - 1].shape[0],),
+      kernel, grid=(tiles, N_DICE) if tuning.split else (tiles,),
       out_shape=tuple(jax.ShapeDtypeStruct(x.shape, x.dtype)
                       for x in inputs[first:]),
       in_specs=[anywhere] * len(inputs), out_specs=(anywhere,) * updated,
@@ -314,9 +386,10 @@ def _held_tile(i, where_ref, source_ref, prob_ref, margin_ref, vector_ref,
       totals[n] = kahan(totals[n], p * best)
       if sloped:
         tangents[n] = tangents[n] + np.float32(p) * tan
-  _write_rows([total for total, _ in totals], tangents, mine, cols,
-              where_ref, prob_ref, vector_ref, farkle_ref, bank_ref,
-              ring_out, tangent_out, sloped)
+  _write_rows([(n, total, tangents[n]) for n, (total, _)
+               in enumerate(totals)], mine, cols, where_ref, prob_ref,
+              vector_ref, farkle_ref, bank_ref, ring_out, tangent_out,
+              sloped)
 
 
 def held_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
@@ -334,7 +407,8 @@ def held_row(ring: jax.Array, tangent: jax.Array, where: jax.Array,
     row: the `bellman.RowPlan` (its gains, sets and weights);
     the others as for `chunk_row`.
   """
-  tuning = tuning or TUNING
+  # One program per tile: it names the sets of all six dice counts.
+  tuning = (tuning or TUNING)._replace(split=False)
   kernel = functools.partial(_held_kernel, row=row, tile=tuning.tile,
                              sloped=sloped)
   return launch(kernel, "wave_held_row", tuning, interpret,

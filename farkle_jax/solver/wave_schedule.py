@@ -26,6 +26,10 @@ from farkle_jax.game.layout import StateLayout
 # 6, 8, 12 or 16 and 62 ms for 1: BENCHMARKS.md). Small games take one
 # chunk of at least MIN_CHUNK columns a step.
 CHUNKS = 4
+# The fused kernel's chunks: a program per tile and dice count keeps an
+# H200 busy at half as many loop steps (a facebook sweep 0.161 s in 2
+# chunks, 0.189 s in 4, 0.167 s in 1: BENCHMARKS.md).
+KERNEL_CHUNKS = 2
 MIN_CHUNK = 2048
 
 
@@ -255,24 +259,30 @@ def finishing_groups(finish: np.ndarray, farkle_key: np.ndarray,
   return group_keys, group_cols, partner
 
 
-def chunk_columns(live: np.ndarray, granule: int) -> int:
+def chunk_columns(live: np.ndarray, granule: int,
+                  chunks: int | None = None) -> int:
   """C: columns per loop iteration, a multiple of `granule`, such that the
-  step with the most live keys takes about CHUNKS iterations (at most
-  one for a game of up to MIN_CHUNK live keys)."""
+  step with the most live keys takes about `chunks` (default CHUNKS)
+  iterations (at most one for a game of up to MIN_CHUNK live keys)."""
   most = int(live.max())   # keys needing slopes and the others, each
-  per = max(-(-most // CHUNKS), min(MIN_CHUNK, 2 * most))   # up to most
+  per = max(-(-most // (chunks or CHUNKS)),
+            min(MIN_CHUNK, 2 * most))   # up to most
   return max(granule, -(-per // granule) * granule)
 
 
-def layout_chunk(layout: StateLayout, granule: int) -> tuple[int, int]:
+def layout_chunk(layout: StateLayout, granule: int,
+                 chunks: int | None = None) -> tuple[int, int]:
   """(C, the most keys live at once) of `layout`'s wavefront."""
   most = most_live_keys(layout)
-  return chunk_columns(np.asarray([most]), granule), most
+  return chunk_columns(np.asarray([most]), granule, chunks), most
 
 
 def ring_columns(layout: StateLayout, granule: int) -> int:
-  """The most columns the wavefront's rings can have: the most keys live
-  at once in whole chunks, and a chunk more where those that keep slopes
-  and the others each round up."""
-  chunk, most = layout_chunk(layout, granule)
-  return (-(-most // chunk) + 1) * chunk
+  """The most columns the wavefront's rings can have, however its steps
+  are cut (CHUNKS or KERNEL_CHUNKS): the most keys live at once in whole
+  chunks, and a chunk more where those that keep slopes and the others
+  each round up."""
+  most = most_live_keys(layout)
+  return max((-(-most // chunk) + 1) * chunk
+             for chunk in (layout_chunk(layout, granule, n)[0]
+                           for n in (CHUNKS, KERNEL_CHUNKS)))

@@ -56,7 +56,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.game.layout import N_DICE, StateLayout, turn_row
-from farkle_jax.solver import bellman, change_norm, placement, wave_kernel
+from farkle_jax.solver import (bellman, change_norm, placement, wave_kernel,
+                               wave_schedule)
 from farkle_jax.solver.wave_row import (
     SLOPE_DTYPE, TILE, column_bytes, option_table, row_step)
 from farkle_jax.solver.wave_schedule import (
@@ -165,7 +166,8 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
     devices: chunks are multiples of TILE x devices columns (split evenly,
       in whole tiles).
     segments: most segments the steps are cut into.
-    kernel: how a chunk's row runs (`WavePlan.kernel`).
+    kernel: how a chunk's row runs (`WavePlan.kernel`); the fused kernel
+      takes wider chunks (`wave_schedule.KERNEL_CHUNKS`).
   """
   K = layout.num_keys
   finish, start = finish_steps(layout)
@@ -174,7 +176,9 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
   row = bellman.row_plan(roll)
   rows = ring_rows(roll)
   size = jnp.dtype(roll.set_weight.dtype).itemsize
-  chunk = chunk_columns(live, TILE * devices)
+  chunk = chunk_columns(live, TILE * devices,
+                        wave_schedule.CHUNKS if kernel == "xla"
+                        else wave_schedule.KERNEL_CHUNKS)
   move = (rows * N_DICE * (size + jnp.dtype(SLOPE_DTYPE).itemsize)
           / column_bytes(row, size)[0])
   bounds = cut_segments(live, segments or SEGMENTS, chunk, move)
