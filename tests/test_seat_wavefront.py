@@ -18,7 +18,7 @@ from farkle_jax.game import rules as rules_lib
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import (bellman, configuration, driver, multiplayer,
                                seat_wave_counts, seat_wave_engine,
-                               seat_wavefront)
+                               seat_wavefront, wave_kernel)
 from farkle_jax.solver.memory import MemoryRefused
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -288,22 +288,27 @@ def test_a_wavefront_too_large_is_refused_naming_what_fits(tmp_path, limit,
   assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("rules", [
-    dataclasses.replace(rules_lib.minimal(goal=300), players=3),
+@pytest.mark.parametrize("rules, split", [
+    (dataclasses.replace(rules_lib.minimal(goal=300), players=3), True),
+    (dataclasses.replace(rules_lib.minimal(goal=300), players=3), False),
     pytest.param(dataclasses.replace(
-        rules_lib.facebook(goal=300, floor=-150), players=3),
+        rules_lib.facebook(goal=300, floor=-150), players=3), True,
         marks=pytest.mark.thorough),
     pytest.param(dataclasses.replace(
         rules_lib.facebook(goal=400, floor=-100), players=3,
-        entry_minimum=350), marks=pytest.mark.thorough),
-    dataclasses.replace(rules_lib.minimal(goal=250), players=4,
-                        final_round=True, final_round_cap=100),
-], ids=["minimal", "penalty", "penalty-entry", "final-round-4"])
-def test_the_fused_kernel_sweeps_as_xlas_step(rules):
+        entry_minimum=350), True, marks=pytest.mark.thorough),
+    (dataclasses.replace(rules_lib.minimal(goal=250), players=4,
+                         final_round=True, final_round_cap=100), True),
+], ids=["minimal", "minimal-per-tile", "penalty", "penalty-entry",
+        "final-round-4"])
+def test_the_fused_kernel_sweeps_as_xlas_step(rules, split, monkeypatch):
   """The chunk's row as one kernel (Pallas' interpreter here) against
   XLA's step: every sweep of a solve, from the same start vectors, to
   rounding (its sums compensated, XLA's product in its own order). Row
-  K, the sink, holds what idle columns leave, which no key reads."""
+  K, the sink, holds what idle columns leave, which no key reads. Split:
+  a program per tile and dice count (the default), or per tile."""
+  monkeypatch.setattr(wave_kernel, "TUNING",
+                      wave_kernel.Tuning(split=split))
   seats = SeatsLayout(rules)
   tables, plan = seat_wavefront.build(
       seats, bellman.roll_arrays(roll_tables.build(rules)), relative=False)

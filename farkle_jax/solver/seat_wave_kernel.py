@@ -14,7 +14,13 @@ option. A tile of idle columns is skipped.
 
 On a GPU it runs through Triton (`wave_kernel.TUNING`'s tile, warps and
 stages); on a CPU the same kernel runs in Pallas' interpreter (tests, or
-`config.solver.kernel='pallas'` there).
+`config.solver.kernel='pallas'` there). With `Tuning.split` (the default),
+as for two players, a tile has six programs, one per dice count, each
+with C sums instead of 6 x C: compiled for an H100, 48 registers a thread
+for three players against 126 for a program per tile (ptxas of the
+compiled kernel; a launch's occupancy bound 4 blocks of 128 threads a
+multiprocessor at 126). Timed on an H200 only per tile (0.08 s a sweep
+of the tiny three-player Facebook game).
 """
 
 from __future__ import annotations
@@ -58,16 +64,20 @@ def _kernel(where_ref, source_ref, gain_ref, weight_ref, prob_ref,
   """One tile of T columns (`chunk_row`'s arguments, as refs), skipped
   where its columns are all idle."""
   i = pl.program_id(0)   # at the top level, as Pallas' interpreter wants
+  # With `tuning.split`, a program per tile and dice count (the counts with
+  # the most sets first), as two players.
+  n = N_DICE - 1 - pl.program_id(1) if tuning.split else None
   pl.when(busy_ref[i] != 0)(functools.partial(
-      _tile, i, where_ref, source_ref, gain_ref, weight_ref, prob_ref,
+      _tile, i, n, where_ref, source_ref, gain_ref, weight_ref, prob_ref,
       margin_ref, farkle_ref, bank_ref, ring_ref, ring_out, tuning=tuning,
       spans=spans, channels=channels))
 
 
-def _tile(i, where_ref, source_ref, gain_ref, weight_ref, prob_ref,
+def _tile(i, n, where_ref, source_ref, gain_ref, weight_ref, prob_ref,
           margin_ref, farkle_ref, bank_ref, ring_ref, ring_out, *,
           tuning: Tuning, spans: tuple, channels: int):
-  """`_kernel`'s work on a tile with a live column."""
+  """`_kernel`'s work on a tile with a live column: the rows of dice
+  count n (traced), or of all six where n is None."""
   # ring_out is ring_ref (aliased): the rows written are not rows read at
   # this step.
   T, C = tuning.tile, channels
@@ -76,28 +86,41 @@ def _tile(i, where_ref, source_ref, gain_ref, weight_ref, prob_ref,
   cols = pl.ds(first + i * T, T)         # and of the ring
   margin = margin_ref[mine]
 
-  def some_sets(first_set, count, options, dice, sums):
-    bests = [_best(functools.partial(
+  def bests(first_set, count, options):
+    return [_best(functools.partial(
         _option, ring_ref, source_ref, gain_ref, cur, cols, margin,
         first_set + u, channels=C), options) for u in range(count)]
-    for u, best in enumerate(bests):
-      w = {n: weight_ref[n, first_set + u] for n in dice}
-      sums = tuple(tuple(wave_kernel.kahan(x, w[n] * b)
-                         for x, b in zip(sums[n], best)) if n in w
-                   else sums[n] for n in range(N_DICE))
+
+  def add(sums, w, best):
+    return tuple(wave_kernel.kahan(x, w * b) for x, b in zip(sums, best))
+
+  def some_sets(first_set, count, options, dice, sums):
+    for u, best in enumerate(bests(first_set, count, options)):
+      sums = tuple(add(sums[d], weight_ref[d, first_set + u], best)
+                   if d in dice else sums[d] for d in range(N_DICE))
+    return sums
+
+  def one_count(first_set, count, options, sums):
+    for u, best in enumerate(bests(first_set, count, options)):
+      sums = add(sums, weight_ref[n, first_set + u], best)
     return sums
 
   zero = jnp.zeros((T,), ring_ref.dtype)
-  sums = tuple(tuple((zero, zero) for _ in range(C)) for _ in range(N_DICE))
-  sums = wave_kernel.each_set(spans, tuning, some_sets, sums)
+  count_sums = tuple((zero, zero) for _ in range(C))
+  if n is None:
+    rows = enumerate(wave_kernel.each_set(
+        spans, tuning, some_sets, (count_sums,) * N_DICE))
+  else:
+    rows = [(n, wave_kernel.each_set_of(spans, tuning, n, one_count,
+                                        count_sums))]
   farkle = [farkle_ref[c, mine] for c in range(C)]
   bank = [bank_ref[c, mine] for c in range(C)]
   at = where_ref[1]
-  for n in range(N_DICE):
-    value = [total + prob_ref[n] * f for (total, _), f in zip(sums[n], farkle)]
+  for d, sums in rows:
+    value = [total + prob_ref[d] * f for (total, _), f in zip(sums, farkle)]
     take = bank[0] >= value[0]     # banking wins ties, as `vector_pass`
     for c in range(C):
-      ring_out[cur, at + n * C + c, cols] = jnp.where(take, bank[c],
+      ring_out[cur, at + d * C + c, cols] = jnp.where(take, bank[c],
                                                       value[c])
 
 
@@ -126,8 +149,7 @@ def chunk_row(ring: jax.Array, where: jax.Array, source: jax.Array,
     interpret: run in Pallas' interpreter (a CPU).
     tuning: the kernel's cut (default `wave_kernel.TUNING`).
   """
-  # One program per tile: its sums are all six dice counts'.
-  tuning = (tuning or wave_kernel.TUNING)._replace(split=False)
+  tuning = tuning or wave_kernel.TUNING
   C = farkle.shape[0]
   kernel = functools.partial(_kernel, tuning=tuning, spans=spans,
                              channels=C)
