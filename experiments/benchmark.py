@@ -64,7 +64,9 @@ JAX_PLATFORMS=cpu) and adds per method `h100_compile_s`, `h100_fusions`
 (the GPU program's kernels), `h100_dependent_steps_per_sweep` and
 `h100_bytes_accessed_per_sweep` (XLA's cost analysis of the GPU program,
 loop bodies at their trip counts, plus the Pallas kernels' own bytes,
-`h100_kernel_bytes_per_sweep`, which XLA does not see):
+`h100_kernel_bytes_per_sweep`, which XLA does not see) and
+`h100_kernel_registers` (each Pallas kernel's registers a thread, by
+ptxas, which bound how many of its blocks a multiprocessor holds):
 
     PY=$(bash experiments/deviceless_setup.sh)
     JAX_PLATFORMS=cpu $PY experiments/benchmark.py --config configs/facebook.py \
@@ -181,12 +183,9 @@ def seat_target_figures(seats, settings, target: str | None) -> dict:
   wave = settings.method == "wavefront"
   engine = seat_wave_engine if wave else stage_engine
   with compile_target.aiming(target):
-    t0 = time.perf_counter()
-    compiled = engine.compile_for_target(seats, settings)
-    seconds = time.perf_counter() - t0
+    out = compiled_figures(
+        lambda: engine.lower_for_target(seats, settings), target)
     counts = seat_wave_engine.counts(seats, settings) if wave else None
-  out = {f"{target}_compile_s": seconds,
-         f"{target}_fusions": compile_target.fusions(compiled.as_text())}
   if counts is None:
     return out
   return {**out,
@@ -241,15 +240,29 @@ def target_figures(layout, roll, settings, target: str | None) -> dict:
     return {}
   with compile_target.aiming(target):
     method = methods.build(layout, roll, settings)
-    t0 = time.perf_counter()
-    compiled = methods.compile_for_target(method, settings)
-    seconds = time.perf_counter() - t0
+    out = compiled_figures(
+        lambda: methods.lower_for_target(method, settings), target)
     counts = method.counts()
-  return {f"{target}_compile_s": seconds,
+  return {**out,
           f"{target}_dependent_steps_per_sweep": counts.dependent_steps,
-          f"{target}_fusions": compile_target.fusions(compiled.as_text()),
           f"{target}_bytes_accessed_per_sweep": counts.xla_bytes_accessed,
           f"{target}_kernel_bytes_per_sweep": counts.kernel_bytes}
+
+
+def compiled_figures(lower, target: str) -> dict:
+  """`lower()` (a sweep lowered for the target) compiled: the time of
+  both, the program's kernels, and the registers a thread of each of its
+  Pallas kernels (`compile_target.kernel_registers`: compiled once more
+  where it has any)."""
+  t0 = time.perf_counter()
+  lowered = lower()
+  text = lowered.compile().as_text()
+  seconds = time.perf_counter() - t0
+  kernels = any(name in text for name in compile_target.KERNELS)
+  return {f"{target}_compile_s": seconds,
+          f"{target}_fusions": compile_target.fusions(text),
+          f"{target}_kernel_registers":
+              compile_target.kernel_registers(lowered) if kernels else {}}
 
 
 def print_target(results, target: str | None) -> None:
@@ -274,6 +287,10 @@ def print_target(results, target: str | None) -> None:
           f"{r[f'{target}_dependent_steps_per_sweep']:>10}{xla / 1e9:>12.4g}GB"
           f"{r[f'{target}_kernel_bytes_per_sweep'] / 1e9:>10.4g}GB"
           f"{plan / 1e9:>16.4g}GB{xla / plan:>7.2f}")
+  for r in results:
+    if r.get(f"{target}_kernel_registers"):
+      print(f"# {r['method']}: registers a thread (ptxas), " + ", ".join(
+          f"{k} {v}" for k, v in r[f"{target}_kernel_registers"].items()))
 
 
 def print_counts(results) -> None:

@@ -1,6 +1,7 @@
 """Compiling for a GPU without one: the target's checks, the kernel count,
 and the benchmark's H100 figures where JAX's CUDA plugin is installed."""
 
+import ast
 import json
 import os
 import subprocess
@@ -88,6 +89,9 @@ def test_the_benchmark_compiles_each_method_for_an_h100(tmp_path):
   for row in record["methods"]:
     assert row["h100_compile_s"] > 0
     assert row["h100_fusions"] > 0
+    # The default game's chunks are too narrow for the kernel (auto): no
+    # Pallas kernel, no registers read.
+    assert row["h100_kernel_registers"] == {}
     if row["method"] == "seats-plain":   # its sweep, no bytes counted
       assert "h100_bytes_accessed_per_sweep" not in row
       continue
@@ -107,8 +111,8 @@ config.rules.update(players=3, goal=300)
 config.solver.update(method="wavefront", kernel=sys.argv[1])
 rules, settings = configuration.check(config)
 with compile_target.aiming("h100"):
-  text = seat_wave_engine.compile_for_target(SeatsLayout(rules),
-                                             settings).as_text()
+  text = seat_wave_engine.lower_for_target(SeatsLayout(rules),
+                                           settings).compile().as_text()
 print(sorted(set(re.findall(r"(seat_wave_chunk_row|wave_move_columns)",
                             text))))
 """
@@ -130,3 +134,41 @@ def test_the_n_player_wavefront_compiles_its_fused_kernel_for_an_h100():
     return out.stdout.strip().splitlines()[-1]
   assert kernels("pallas") == "['seat_wave_chunk_row', 'wave_move_columns']"
   assert kernels("auto") == "[]"
+
+
+_REGISTERS = """
+import sys
+from farkle_jax.configs import tiny
+from farkle_jax.game.seats import SeatsLayout
+from farkle_jax.solver import (compile_target, configuration,
+                               seat_wave_engine, wave_kernel)
+config = tiny.get_config("minimal")
+config.rules.update(players=3, goal=300)
+config.solver.update(method="wavefront", kernel="pallas")
+rules, settings = configuration.check(config)
+for split in (True, False):
+  wave_kernel.TUNING = wave_kernel.Tuning(split=split)
+  with compile_target.aiming("h100"):
+    print(compile_target.kernel_registers(
+        seat_wave_engine.lower_for_target(SeatsLayout(rules), settings)))
+"""
+
+
+@pytest.mark.skipif(not CUDA_PYTHON, reason="no Python with JAX's CUDA "
+                    "plugin: run `bash experiments/deviceless_setup.sh` and "
+                    "set FARKLE_JAX_CUDA_PYTHON to the path it prints")
+def test_the_kernels_registers_are_read_from_the_compiled_program():
+  """ptxas's registers a thread of each Pallas kernel compiled for an
+  H100: a program per dice count holds C sums where one per tile holds
+  6 x C, so it needs fewer (48 against 126 for three players, seen)."""
+  out = subprocess.run(
+      [CUDA_PYTHON, "-c", _REGISTERS], cwd=ROOT,
+      env={**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": ROOT},
+      capture_output=True, text=True, timeout=600)
+  assert out.returncode == 0, out.stderr[-3000:]
+  split, per_tile = map(ast.literal_eval, out.stdout.strip().splitlines())
+  assert set(split) == set(per_tile) == {"seat_wave_chunk_row",
+                                         "wave_move_columns"}
+  assert 0 < split["seat_wave_chunk_row"] < per_tile[
+      "seat_wave_chunk_row"] <= 255
+  assert split["wave_move_columns"] == per_tile["wave_move_columns"] > 0

@@ -16,8 +16,13 @@ one-device mesh, so a method built there is a method for that GPU, and
 from __future__ import annotations
 
 import contextlib
+import glob
 import importlib.util
 import os
+import re
+import shutil
+import subprocess
+import tempfile
 from typing import Iterator
 
 import jax
@@ -28,6 +33,12 @@ from farkle_jax.solver import placement
 
 TARGETS = {"h100": "h100.txtpb"}   # name -> file in farkle_jax/data/targets
 PLUGIN = "jax_plugins.xla_cuda13"  # the CUDA plugin module JAX loads
+# The names the solver's Pallas kernels take (`wave_kernel`,
+# `seat_wave_kernel`): `kernel_registers` reports these.
+KERNELS = ("wave_chunk_row", "wave_held_row", "wave_move_columns",
+           "seat_wave_chunk_row")
+_USED = re.compile(r"Compiling entry function '(\w+)'.*?Used (\d+) "
+                   r"registers", re.S)
 
 
 class TargetError(ValueError):
@@ -96,3 +107,43 @@ def fusions(hlo_text: str) -> int:
         " fusion(" in line or " custom-call(" in line):
       count += 1
   return count
+
+
+def _ptxas() -> str | None:
+  """The PTX assembler the CUDA plugin's packages bring, or one on PATH."""
+  spec = importlib.util.find_spec("nvidia")
+  for root in (spec.submodule_search_locations or []) if spec else []:
+    found = sorted(glob.glob(os.path.join(root, "*", "bin", "ptxas")))
+    if found:
+      return found[0]
+  return shutil.which("ptxas")
+
+
+def kernel_registers(lowered: jax.stages.Lowered) -> dict[str, int]:
+  """Registers a thread of each of the solver's Pallas kernels (KERNELS)
+  in `lowered` compiled for the target: compiled again with its PTX
+  written to a scratch folder, and ptxas's report on it (on an H200 these
+  were what Nsight Compute read of the running kernels: 52 and 40 for
+  two of them). {} where there is no ptxas or no such kernel; the
+  occupancy a count allows is 65,536 / (registers x threads a block)
+  blocks a multiprocessor on these cards."""
+  ptxas = _ptxas()
+  if ptxas is None:
+    return {}
+  found: dict[str, int] = {}
+  with tempfile.TemporaryDirectory() as folder:
+    lowered.compile(compiler_options={"xla_dump_to": folder})
+    for path in sorted(glob.glob(os.path.join(folder, "*.ptx"))):
+      with open(path) as f:
+        text = f.read()
+      names = [n for n in KERNELS if f".entry {n}(" in text]
+      arch = re.search(r"^\.target\s+(\w+)", text, re.M)
+      if not names or not arch:
+        continue
+      report = subprocess.run(
+          [ptxas, f"-arch={arch.group(1)}", "-v", path, "-o", os.devnull],
+          capture_output=True, text=True, timeout=300, check=False)
+      for name, used in _USED.findall(report.stderr):
+        if name in names:
+          found[name] = max(found.get(name, 0), int(used))
+  return found

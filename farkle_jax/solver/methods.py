@@ -414,11 +414,12 @@ def compile_chunk(method: Method, settings: Settings) -> CompiledChunk:
                        settings.tol)
 
 
-def compile_for_target(method: Method, settings: Settings) -> Any:
-  """The chunk of `method` compiled for the GPU aimed at
-  (`compile_target.aiming`; build the method there too): not runnable
-  here, but its program, memory analysis and compile time are the GPU's."""
+def lower_for_target(method: Method, settings: Settings) -> Any:
+  """The chunk of `method` lowered for the GPU aimed at
+  (`compile_target.aiming`; build the method there too): compiled, not
+  runnable here, but its program, memory analysis and compile time are
+  the GPU's."""
   copies = placement.everywhere(placement.make_mesh())
   tables = jax.tree.map(lambda x: jax.ShapeDtypeStruct(
       np.shape(x), x.dtype, sharding=copies), method.tables)
-  return _lowered_chunk(method, settings, copies, tables).compile()
+  return _lowered_chunk(method, settings, copies, tables)

@@ -37,9 +37,9 @@ ALTERNATING = 0.5   # a sweep whose change is over this share of the one two
 SETTLING = 6
 
 
-def compile_for_target(seats: SeatsLayout, settings: Settings):
-  """A sweep compiled for the GPU aimed at (`compile_target.aiming`): not
-  runnable here; its compile time and kernels are the GPU's."""
+def lower_for_target(seats: SeatsLayout, settings: Settings):
+  """A sweep lowered for the GPU aimed at (`compile_target.aiming`): not
+  runnable here (compiled); its compile time and kernels are the GPU's."""
   mesh = placement.aimed()
   copies = placement.everywhere(mesh)
   tables, plan = build(seats, settings, mesh.size)
@@ -48,7 +48,7 @@ def compile_for_target(seats: SeatsLayout, settings: Settings):
                             sharding=copies)
   return jax.jit(functools.partial(seat_wavefront.sweep, mesh=mesh),
                  static_argnames="plan").lower(
-      w0, jax.tree.map(spec, tables), plan=plan).compile()
+      w0, jax.tree.map(spec, tables), plan=plan)
 
 
 def build(seats: SeatsLayout, settings: Settings, devices: int = 1

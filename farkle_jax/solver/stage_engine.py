@@ -82,11 +82,11 @@ def group_size(settings: Settings, seats: SeatsLayout,
                                                CPU_GROUP)))
 
 
-def compile_for_target(seats: SeatsLayout, settings: Settings) -> Any:
-  """The sweep compiled for the GPU aimed at (`compile_target.aiming`):
+def lower_for_target(seats: SeatsLayout, settings: Settings) -> Any:
+  """The sweep lowered for the GPU aimed at (`compile_target.aiming`):
   its run of steps (`seat_sweep`, stages without a penalty, blocks under
   one), the Newton step's exits left out, with a GPU's sub-batches. Not
-  runnable here; its compile time and kernels are the GPU's."""
+  runnable here (compiled); its compile time and kernels are the GPU's."""
   target = placement.aimed()
   tables, plan = multiplayer.build(seats, group_size(settings, seats, "gpu"),
                                    settings.norm == "relative", mesh=target)
@@ -104,7 +104,7 @@ def compile_for_target(seats: SeatsLayout, settings: Settings) -> Any:
   index = jax.ShapeDtypeStruct((), jnp.int32, sharding=copies)
   first = jax.ShapeDtypeStruct((), jnp.bool_, sharding=copies)
   return seat_sweep.compiled_steps.lower(w0, tables, index, index, first,
-                                         roll, plan).compile()
+                                         roll, plan)
 
 
 def check(config: ml_collections.ConfigDict) -> tuple[SeatsLayout, Settings]:
