@@ -111,10 +111,21 @@ for part in $parts; do
       # The tiny three-player game as a wavefront (solver/seat_wavefront.py:
       # 287 dependent steps a sweep against the stage engine's 9,522), with
       # its fused kernel (auto picks it on a GPU: seat_wave_kernel.py), then
-      # with XLA's step.
+      # with XLA's step: its sweeps alternate, and it stops after 10 in one
+      # line (rc 1; on an H200, 2026-11-27: 0.08 s a sweep, 0.25 with XLA's
+      # step). Then one whose sweeps converge, three players on the minimal
+      # rules to 1,000, each way.
       three seats_wave 300 --config.solver.method=wavefront
       three seats_wave_xla 300 --config.solver.method=wavefront \
-        --config.solver.kernel=xla ;;
+        --config.solver.kernel=xla
+      for kernel in pallas xla; do
+        rm -rf "/tmp/gpu_seats_min_$kernel"
+        timed "seats_min_$kernel" 200 python3 -m farkle_jax.main \
+          --config configs/minimal.py --config.rules.players=3 \
+          --config.rules.goal=1000 --config.solver.method=wavefront \
+          --config.solver.kernel=$kernel --progress=log --verbose \
+          --workdir "/tmp/gpu_seats_min_$kernel"
+      done ;;
     seats_2000)
       # The README's three-player game at scale: Facebook rules to 2,000.
       three seats_2000 300 --config.rules.goal=2000 \
@@ -132,8 +143,8 @@ for part in $parts; do
       timed passcost 120 python3 experiments/pass_cost.py \
         --keys 1024 --rows 100 --repeats 3 ;;
     tuning)
-      default_variants=xla:4,pallas:4:128:1:4:1,pallas:1:32:4:1:1
-      default_variants=$default_variants,pallas:4:64:1:2:1:1
+      default_variants=xla:4,pallas:2:128:1:4:1,pallas:1:128:1:4:1
+      default_variants=$default_variants,pallas:1:64:1:2:1
       timed tuning_default 120 python3 experiments/kernel_tuning.py \
         --config configs/default.py --json "$out/tuning_default.json" \
         --variants="$default_variants"
@@ -141,7 +152,7 @@ for part in $parts; do
         --config configs/facebook.py --json "$out/tuning.json"
       timed profile 60 python3 experiments/kernel_tuning.py \
         --config configs/facebook.py --sweeps=1 \
-        --variants=xla:4,pallas:4:128:1:4:1 --profile /tmp/gpu_profile ;;
+        --variants=xla:4,pallas:2:128:1:4:1 --profile /tmp/gpu_profile ;;
     ncu)
       # Where a fused-kernel launch's time goes (Nsight Compute, one
       # launch of a facebook sweep). Run with its default clock control,
@@ -177,7 +188,8 @@ grep -h -A3 '^method' "$out/counts.log" 2>/dev/null
 grep -h '^== run\|first-player\|backend' "$out/notebook.log" 2>/dev/null
 tail -n 6 "$out/players.log" 2>/dev/null
 tail -n 6 "$out/passcost.log" 2>/dev/null
-for f in seats seats_1500 seats_2000 seats_wave seats_wave_xla; do
+for f in seats seats_1500 seats_2000 seats_wave seats_wave_xla seats_min_pallas \
+    seats_min_xla; do
   grep -h 'seat [0-9]:\|converged\|its stages in\|Newton step:' \
     "$out/$f.log" 2>/dev/null | sed 's/^I[0-9.: ]* [0-9]* //'
 done

@@ -45,10 +45,9 @@ _CONFIG = config_flags.DEFINE_config_file("config", "configs/facebook.py",
                                           "The solve's config.")
 _VARIANTS = flags.DEFINE_list(
     "variants",
-    "xla:4,xla:1,pallas:4:128:1:4:1,pallas:1:128:1:4:1,pallas:1:128:4:4:1,"
-    "pallas:4:128:4:4:1,pallas:1:64:4:2:1,pallas:1:32:4:1:1,"
-    "pallas:1:128:4:4:2,pallas:1:128:8:4:1,pallas:4:32:1:1:1:1,"
-    "pallas:4:64:1:2:1:1,pallas:4:128:1:4:1:1",
+    "pallas:2:128:1:4:1,xla:4,pallas:1:128:1:4:1,pallas:2:128:2:4:1,"
+    "pallas:2:128:1:2:1,pallas:2:256:1:8:1,pallas:2:64:1:2:1,"
+    "pallas:2:128:1:4:2,pallas:2:128:1:4:1:0:0:0,pallas:2:128:1:4:1:1",
     "kernel:chunks[:tile:unroll:warps:stages[:held[:per_dice[:split]]]] "
     "each.")
 _SWEEPS = flags.DEFINE_integer("sweeps", 3, "Sweeps timed per variant.")
