@@ -89,7 +89,9 @@ for part in $parts; do
       cp /tmp/gpu_fb/summary.json "$out/facebook_summary.json" 2>/dev/null
       timed facebook_warm 330 python3 -m farkle_jax.main \
         --config configs/facebook.py --workdir /tmp/gpu_fb2 --progress=log --verbose \
-        --config.compile_cache=/tmp/gpu_xla_cache ;;
+        --config.compile_cache=/tmp/gpu_xla_cache
+      cp /tmp/gpu_fb2/summary.json "$out/facebook_warm_summary.json" \
+        2>/dev/null ;;
     counts)
       timed counts 230 python3 experiments/benchmark.py \
         --config configs/facebook.py --counts_only --sweeps=19 \
@@ -184,6 +186,8 @@ cat "$out/device.txt" 2>/dev/null
 cat "$out/walls.txt" 2>/dev/null
 grep -h -A5 '^method' "$out/default.log" 2>/dev/null
 grep -h 'first-player\|sweep\|seat' "$out/facebook.log" 2>/dev/null | tail -6
+grep -h 'seconds: starting' "$out/facebook.log" "$out/facebook_warm.log" \
+  2>/dev/null | sed 's/^I[0-9.: ]* [0-9]* //' 
 grep -h -A3 '^method' "$out/counts.log" 2>/dev/null
 grep -h '^== run\|first-player\|backend' "$out/notebook.log" 2>/dev/null
 tail -n 6 "$out/players.log" 2>/dev/null

@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import jax
 import pytest
@@ -20,8 +21,10 @@ def _run(*args):
 
 def test_main_and_table_end_to_end(tmp_path):
   w = str(tmp_path)
+  began = time.time()
   out = _run("farkle_jax.main", "--config", "configs/tiny.py:minimal",
              f"--workdir={w}", "--config.solver.tol=1e-12")
+  wall = time.time() - began
   assert out.returncode == 0, out.stderr[-2000:]
   assert "first-player win probability: 0." in out.stdout
   assert "turn table b=0 d=0 f=0 e=0" in out.stdout
@@ -38,6 +41,15 @@ def test_main_and_table_end_to_end(tmp_path):
   for key in ("first_player_win", "iterations", "wall_seconds_this_process",
               "device", "config"):
     assert key in summary
+  # Where the process's time went: its phases, one after another, within
+  # the command's wall time (the start read from /proc, to a clock tick).
+  phases = summary["seconds"]
+  assert list(phases) == ["starting", "building_and_compiling",
+                          "opening_checkpoints", "sweeping",
+                          "closing_checkpoints"]
+  assert all(v >= 0 for v in phases.values()) and phases["starting"] > 0
+  assert sum(phases.values()) < wall + 0.02
+  assert "seconds: starting " in log
   # Auto is the ordered method on a CPU, the wavefront on an accelerator
   # (the suite's backend: see conftest); its counts reach the summary.
   backend = jax.default_backend()

@@ -86,25 +86,65 @@ def run(config: ml_collections.ConfigDict, workdir: str,
   configuration.check_workdir(workdir)
   compile_cache.use(settings.compile_cache)
   engine = engine_for(config)
+  marks = {"run": start}   # when each phase of this process ended
   with _lock(workdir):
     results.remove_stale_temporaries(workdir)
+    marks["locked"] = time.time()
     need = engine.build()
+    marks["built"] = time.time()
     ckpt = checkpointing.Checkpoints(
         os.path.join(workdir, "checkpoints"), engine.fingerprint(),
         keep=settings.checkpoint_keep, retired=engine.retired)
     try:  # close waits for an asynchronous save, whatever happens
       progress = engine.restore(ckpt) or Progress(
           engine.fresh(), 0, math.inf, [], [], 0.0, 0.0, 0, None)
+      marks["opened"] = time.time()
       progress = _iterate(progress, engine, ckpt, settings, start, on_chunk)
+      marks["swept"] = time.time()
     finally:
       ckpt.close()
+    marks["closed"] = time.time()
     summary = {**engine.fields(progress),
-               **_summary(progress, engine, settings, config, need, start)}
+               **_summary(progress, engine, settings, config, need, start),
+               "seconds": _phases(marks)}
     summary["fingerprint"] = ckpt.fingerprint
     if placement.is_writer():  # one writer of a multi-process solve
       engine.write(workdir, summary, progress)
+  logging.info("results written in %.2f s", time.time() - marks["closed"])
   _report(summary, progress, settings, workdir)
   return summary
+
+
+def _process_start() -> float | None:
+  """When this process started (seconds since the epoch, from Linux's
+  /proc), or None where that cannot be read."""
+  try:
+    with open("/proc/self/stat") as f:
+      ticks = int(f.read().rsplit(")", 1)[1].split()[19])   # starttime
+    with open("/proc/uptime") as f:
+      uptime = float(f.read().split()[0])
+  except (OSError, ValueError, IndexError):
+    return None
+  return time.time() - uptime + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _phases(marks: dict[str, float]) -> dict[str, float | None]:
+  """Seconds of each phase of this process up to its results: starting
+  (Python, the imports, the backend: None where unknown), building the
+  tables and compiling, opening the checkpoints (and restoring), the
+  sweeps (with their saves), and waiting for the last save; logged in
+  one line."""
+  born = _process_start()
+  phases = {
+      "starting": marks["run"] - born if born else None,
+      "building_and_compiling": marks["built"] - marks["locked"],
+      "opening_checkpoints": marks["opened"] - marks["built"],
+      "sweeping": marks["swept"] - marks["opened"],
+      "closing_checkpoints": marks["closed"] - marks["swept"]}
+  logging.info("seconds: %s", ", ".join(
+      f"{k.replace('_', ' ')} {v:.2f}" for k, v in phases.items()
+      if v is not None))
+  return phases
 
 
 def _lock(workdir: str) -> contextlib.AbstractContextManager:
