@@ -40,11 +40,12 @@ def _free_port() -> int:
     return s.getsockname()[1]
 
 
-def _solve(workdir, method, extra=(), env_extra=None):
+def _solve(workdir, method, extra=(), env_extra=None,
+           config="configs/tiny.py:facebook"):
   env = {**os.environ, **(env_extra or {})}
   return subprocess.Popen(
       [sys.executable, "-m", "farkle_jax.main", "--config",
-       "configs/tiny.py:facebook", f"--workdir={workdir}", "--progress=log",
+       config, f"--workdir={workdir}", "--progress=log",
        f"--config.solver.method={method}", *extra],
       cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
       text=True)
@@ -127,6 +128,34 @@ def test_three_players_over_two_processes_give_the_values_of_one(tmp_path):
     np.testing.assert_array_equal(two, one)
   else:  # the two processes run on CPUs, this one on the accelerator
     np.testing.assert_allclose(two, one, rtol=0, atol=1e-14)
+
+
+MINIMAL = "configs/tiny.py:minimal"
+
+
+def test_the_n_player_wavefront_over_two_processes_gives_one_s_values(
+    tmp_path):
+  """Three players' wavefront with its columns split over two processes
+  of two devices each (the rings, the finishing groups' reads and the
+  moves across them): bit for bit the values of one process. A small
+  game: every step all-gathers the rings between the processes
+  (BENCHMARKS.md, "The multi-device wavefront all-gathers its rings"),
+  so a larger one takes minutes here."""
+  game = ("--config.rules.players=3", "--config.rules.goal=300")
+  port = _free_port()
+  procs = [_solve(tmp_path / "two", "wavefront", (
+      *game, f"--coordinator=localhost:{port}", "--num_processes=2",
+      f"--process_id={i}"), TWO_DEVICES, MINIMAL) for i in range(2)]
+  outs = [p.communicate(timeout=600) for p in procs]
+  for p, (_, err) in zip(procs, outs):
+    assert p.returncode == 0, err[-3000:]
+  assert "seat 1: 0.835323135" in outs[0][0]
+  one = _solve(tmp_path / "one", "wavefront", game, ON_CPU, MINIMAL)
+  _, err = one.communicate(timeout=600)
+  assert one.returncode == 0, err[-3000:]
+  np.testing.assert_array_equal(
+      np.load(tmp_path / "two" / "start_values.npy"),
+      np.load(tmp_path / "one" / "start_values.npy"))
 
 
 def test_two_processes_stopped_and_rerun_resume_from_their_checkpoint(

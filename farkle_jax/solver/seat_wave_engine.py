@@ -38,9 +38,10 @@ SETTLING = 6
 
 
 def lower_for_target(seats: SeatsLayout, settings: Settings):
-  """A sweep lowered for the GPU aimed at (`compile_target.aiming`): not
-  runnable here (compiled); its compile time and kernels are the GPU's."""
-  mesh = placement.aimed()
+  """A sweep lowered for the GPU aimed at (`compile_target.aiming`: not
+  runnable here, compiled; its compile time and kernels are the GPU's),
+  or else for this process's devices."""
+  mesh = placement.make_mesh()
   copies = placement.everywhere(mesh)
   tables, plan = build(seats, settings, mesh.size)
   spec = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=copies)
