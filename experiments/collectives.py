@@ -15,6 +15,14 @@ body (a step of the sweep) or not. The loop steps' collectives, once per
 dependent step, bound what a sweep moves between devices: printed as an
 estimate (the largest step's bytes times the dependent steps a sweep), not
 a measurement.
+
+    python experiments/collectives.py --layouts
+
+compares, on the same devices, the two layouts of a ring for one chunk's
+step (read 102 rows of C columns at a run-time offset, write one row):
+split along its columns, as the wavefront is today, and laid out
+`[devices, columns per device]`, each chunk a slice of every device's
+block (docs/model.md §4.3): the collectives each compiles to.
 """
 
 from __future__ import annotations
@@ -31,6 +39,8 @@ os.environ["JAX_PLATFORMS"] = "cpu"
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_"
                            f"host_platform_device_count={_DEVICES}")
 
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
 from absl import app, flags  # noqa: E402
 from ml_collections import config_flags  # noqa: E402
 
@@ -45,6 +55,8 @@ from farkle_jax.solver import (configuration, methods,  # noqa: E402
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/default.py",
                                           "The solve's config.")
 flags.DEFINE_integer("devices", 4, "Host devices the columns split over.")
+_LAYOUTS = flags.DEFINE_bool("layouts", False, "Compare the two layouts "
+                             "of a ring for a chunk's step instead.")
 
 _OP = re.compile(r"= (\w+)\[([\d,]*)\][^ ]* (all-gather|all-reduce|"
                  r"all-to-all|collective-permute|reduce-scatter)(?:-start)?\(")
@@ -89,9 +101,52 @@ def compiled_sweep(config) -> tuple[str, int]:
   return lowered.compile().as_text(), steps
 
 
+def chunk_steps(blocked: bool, rows: int = 486, width: int = 26624,
+                chunk: int = 6656):
+  """(a loop of chunk steps over a ring, the ring's shape) in one layout:
+  `[2, rows, width]` split along its columns, or (blocked) `[2, rows,
+  devices, width / devices]` split along its devices' axis."""
+  mesh = jax.sharding.Mesh(np.array(jax.devices()), ("batch",))
+  spec = jax.sharding.PartitionSpec
+  D = mesh.size
+  shape = (2, rows, D, width // D) if blocked else (2, rows, width)
+  split = spec(None, None, "batch", None) if blocked else spec(None, None,
+                                                               "batch")
+  targets = np.arange(0, rows, rows // 102)[:102].astype(np.int32)
+  zero = np.int32(0)
+
+  def body(j, ring):
+    first = (j * (chunk // D if blocked else chunk)).astype(np.int32)
+    size = (1, rows, D, chunk // D) if blocked else (1, rows, chunk)
+    start = (zero,) * (len(shape) - 1) + (first,)
+    block = jax.lax.dynamic_slice(ring, start, size)[0][targets]
+    new = jax.lax.with_sharding_constraint(
+        block.sum(0) * 0.5, jax.sharding.NamedSharding(
+            mesh, spec("batch", None) if blocked else spec("batch")))
+    at = (np.int32(1), np.int32(5)) + start[2:]
+    return jax.lax.dynamic_update_slice(ring, new[None, None], at)
+
+  ring = jax.ShapeDtypeStruct(shape, np.float64,
+                              sharding=jax.sharding.NamedSharding(mesh, split))
+  return jax.jit(lambda r, n: jax.lax.fori_loop(0, n, body, r)).lower(
+      ring, jax.ShapeDtypeStruct((), np.int32)).compile().as_text(), shape
+
+
+def compare_layouts() -> None:
+  for blocked in (False, True):
+    hlo, shape = chunk_steps(blocked)
+    ops = [op for ops in collectives(hlo).values() for op in ops]
+    name = "[devices, columns per device]" if blocked else "columns split"
+    print(f"{name:<31} ring {shape}: {len(ops)} collectives"
+          + "".join(f"; {op} {shape_}" for op, shape_, _ in ops))
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+  if _LAYOUTS.value:
+    compare_layouts()
+    return
   config = _CONFIG.value
   config.solver.method = "wavefront"
   hlo, steps = compiled_sweep(config)

@@ -528,3 +528,12 @@ def test_collectives_lists_what_a_split_sweep_exchanges():
   assert m and float(m.group(1)) > 0
   bad = _script("experiments/collectives.py", "--config=configs/nope.py")
   assert bad.returncode != 0 and "Traceback" not in bad.stderr
+  # The layout that would end them: a chunk's step on a ring laid out
+  # [devices, columns per device] compiles to no exchange at all.
+  layouts = _script("experiments/collectives.py", "--layouts",
+                    "--devices=2")
+  assert layouts.returncode == 0, layouts.stderr[-2000:]
+  split, blocked = layouts.stdout.strip().splitlines()
+  assert split.startswith("columns split") and "all-gather f64[2," in split
+  assert blocked.startswith("[devices, columns per device]")
+  assert blocked.endswith(": 0 collectives")
