@@ -11,9 +11,10 @@ For the method's compiled sweep on `--devices` host devices (the columns
 split over them, as `placement.make_mesh` splits them), each collective
 operation (all-gather, all-reduce, all-to-all, collective-permute,
 reduce-scatter) is listed with its result's shape and bytes, inside a loop
-body (a step of the sweep) or not. The loop steps' collectives, once per
-dependent step, bound what a sweep moves between devices: printed as an
-estimate (the largest step's bytes times the dependent steps a sweep), not
+body (a chunk's step, a move, a finishing group) or not. The largest loop
+step's bytes times the dependent steps a sweep bound what a sweep moves
+between devices: printed as an estimate, an upper bound (the moves, which
+carry the most, run once per chunk of a segment, not at every step), not
 a measurement.
 
     python experiments/collectives.py --layouts
@@ -162,7 +163,8 @@ def main(argv):
     print(f"{where:<12} {total / 1e6:10.1f} MB  " + "; ".join(
         f"{op} {shape}" for op, shape, _ in ops))
   print(f"# estimate, not a measurement: at most {largest / 1e6:.1f} MB a "
-        f"step, {largest * steps / 1e9:.1f} GB a sweep between devices")
+        f"step, {largest * steps / 1e9:.1f} GB a sweep between devices "
+        "(an upper bound)")
 
 
 if __name__ == "__main__":

@@ -513,8 +513,9 @@ def test_notebook_run_refuses_a_missing_config_in_one_line(tmp_path):
 def test_collectives_lists_what_a_split_sweep_exchanges():
   """The wavefront over two host devices: its compiled sweep's collective
   operations, those of its loop steps apart, and the estimate they bound.
-  The rings are split over the devices; each step's all-gathers of their
-  whole width are what docs/model.md §4.3 says a local layout would end."""
+  Its rings in column blocks (`wave_columns`), no step gathers them whole
+  (before, every step did: 207 MB a step on `default`); the moves and the
+  finishing groups still exchange columns."""
   out = _script("experiments/collectives.py", "--config",
                 "configs/tiny.py:minimal", "--devices=2")
   assert out.returncode == 0, out.stderr[-2000:]
@@ -522,9 +523,10 @@ def test_collectives_lists_what_a_split_sweep_exchanges():
   assert re.match(r"# the wavefront's sweep over 2 host devices: \d+ "
                   r"dependent steps a sweep", lines[0])
   steps = [line for line in lines if line.startswith("a loop step")]
-  assert steps and any("all-gather f64[2," in line for line in steps)
+  assert steps and not any("f64[2," in line for line in steps), steps
   m = re.match(r"# estimate, not a measurement: at most ([\d.]+) MB a "
-               r"step, ([\d.]+) GB a sweep between devices", lines[-1])
+               r"step, ([\d.]+) GB a sweep between devices \(an upper "
+               r"bound\)", lines[-1])
   assert m and float(m.group(1)) > 0
   bad = _script("experiments/collectives.py", "--config=configs/nope.py")
   assert bad.returncode != 0 and "Traceback" not in bad.stderr

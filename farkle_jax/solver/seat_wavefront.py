@@ -43,7 +43,8 @@ from jax.sharding import Mesh
 from farkle_jax.game.seats import SeatsLayout
 from farkle_jax.solver import (bellman, change_norm, last_turns, placement,
                                seat_wave_kernel, seat_wave_schedule,
-                               vector_pass, wave_schedule, wavefront)
+                               vector_pass, wave_columns, wave_schedule,
+                               wavefront)
 from farkle_jax.solver.wave_row import TILE, option_table, tiled_product
 
 
@@ -93,6 +94,9 @@ class SeatWavePlan(NamedTuple):
   kernel: str = "xla"      # a chunk's row and the moves: "xla",
                            #   "pallas" (the fused kernels), "interpret"
                            #   (them, interpreted)
+  blocks: int = 1          # the rings' column blocks: one, flat
+                           #   (`wave_columns`; the two-player helpers
+                           #   read it)
 
   @property
   def width(self) -> int:
@@ -344,7 +348,7 @@ def sweep(w0: jax.Array, tables: SeatWaveTables, plan: SeatWavePlan,
     The new start vectors and the largest change of any seat's value
     (`change_norm`, relative with `plan.relative`).
   """
-  split = wavefront.column_split(mesh)
+  split = wave_columns.column_split(mesh)
   out = jax.lax.fori_loop(0, tables.chunks.shape[0],
                           lambda m, c: _segment(m, c, tables, plan, split),
                           _columns_of(w0, plan, fresh, split))

@@ -15,10 +15,11 @@ import numpy as np
 
 from farkle_jax.game.layout import N_DICE
 from farkle_jax.solver import sweep_counts
+from farkle_jax.solver.wave_columns import ring_row
 from farkle_jax.solver.wave_row import INDEX_BYTES, SLOPE_DTYPE, column_bytes
 from farkle_jax.solver.wavefront import (
     WavePlan, WaveTables, _Columns, _chunk_step, _finish_group, _move_chunk,
-    _ring_row, segment_keys)
+    segment_keys)
 
 
 class SweepBytes(NamedTuple):
@@ -56,6 +57,8 @@ def xla_bytes(tables: WaveTables, plan: WavePlan, dtype,
   """XLA's bytes accessed by one sweep: each loop body compiled alone (for
   the GPU aimed at, if any) and counted at its trip count; with the fused
   kernels, their own bytes (`kernel_bytes` of the `busy` rows) added."""
+  # The program of one device, its rings whole (not in column blocks).
+  plan = plan._replace(blocks=1)
   rows, W, Ws = plan.ring_rows * N_DICE, plan.width, plan.sloped_width
   shape = jax.ShapeDtypeStruct
   columns = _Columns(shape((plan.layout.padded_size,), jnp.dtype(dtype)),
@@ -79,8 +82,8 @@ def xla_bytes(tables: WaveTables, plan: WavePlan, dtype,
 
   finish = sweep_counts.bytes_accessed(
       lambda tau, c, tables: c._replace(vector=_finish_group(
-          c.vector, tau, lambda cols: _ring_row(c.ring, 0, tau)[cols],
-          lambda cols: _ring_row(c.tangent, 0, tau)[
+          c.vector, tau, lambda cols: ring_row(c.ring, 0, tau, 1)[cols],
+          lambda cols: ring_row(c.tangent, 0, tau, 1)[
               jnp.minimum(cols, Ws - 1)], tables, plan)),
       index, columns, tables, donate=1)
   lengths = np.diff(plan.bounds)

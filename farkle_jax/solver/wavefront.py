@@ -48,16 +48,17 @@ about 80,000 for the ordered method). The schedule is
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh
 
 from farkle_jax.game.layout import N_DICE, StateLayout, turn_row
-from farkle_jax.solver import (bellman, change_norm, placement, wave_kernel,
-                               wave_schedule)
+from farkle_jax.solver import (bellman, change_norm, placement,
+                               wave_columns, wave_kernel, wave_schedule)
 from farkle_jax.solver.wave_row import (
     SLOPE_DTYPE, TILE, column_bytes, option_table, row_step)
 from farkle_jax.solver.wave_schedule import (
@@ -116,6 +117,8 @@ class WavePlan(NamedTuple):
   row: bellman.RowPlan     # the distinct targets of a row
   kernel: str = "xla"      # a chunk's row: "xla", "pallas" (the fused
                            #   kernel), "interpret" (it, interpreted)
+  blocks: int = 1          # D, the devices the columns split over: the
+                           #   rings' column blocks (`wave_columns`)
 
   @property
   def width(self) -> int:
@@ -212,7 +215,7 @@ def build(layout: StateLayout, roll: bellman.RollArrays, relative: bool,
   steps = int(np.dot(lengths + 1, np.asarray(widths) // chunk))
   plan = WavePlan(layout, relative, span, steps, rows,
                   doubling_rounds(partner), chunk, max(depth), tuple(bounds),
-                  tuple(widths), tuple(sloped_widths), row, kernel)
+                  tuple(widths), tuple(sloped_widths), row, kernel, devices)
   return tables, plan
 
 
@@ -264,6 +267,8 @@ class _Columns(NamedTuple):
   vector: jax.Array   # [V] padded W0
   ring: jax.Array     # [2, R * 6, W] values written at the last R steps:
                       #   segment m's in ring[m % 2], the other the last's
+                      #   ([2, R * 6, D, W / D] over D devices: the
+                      #   column axes of `wave_columns`, here and below)
   tangent: jax.Array  # [2, R * 6, Ws] slopes of the first Ws columns
   pointer: jax.Array  # [W] int32 the current key's place in its column
   fresh: jax.Array    # [] bool the vector holds initial values (a run's
@@ -288,7 +293,7 @@ def _chunk_keys(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
                 split) -> _ChunkKeys:
   """The keys and rows of chunk j of segment m at step `tau`."""
   C, first = plan.chunk, j * plan.chunk
-  pointer = split(jax.lax.dynamic_slice_in_dim(c.pointer, first, C))
+  pointer = split(wave_columns.chunk(c.pointer, first, C, plan.blocks))
   depth = tables.depth[m]
   # The chunk's columns' keys, sliced first: a gather is charged its source.
   col_keys = jax.lax.dynamic_slice_in_dim(
@@ -322,8 +327,8 @@ def _chunk_step(tau, m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
   ring, tangent = _write_row(c, tau, m, first, margin, busy, reads, tables,
                              plan, sloped, split)
   return c._replace(ring=ring, tangent=tangent,
-                    pointer=jax.lax.dynamic_update_slice_in_dim(
-                        c.pointer, pointer, first, 0))
+                    pointer=wave_columns.put_chunk(c.pointer, pointer, (),
+                                                   first, plan.blocks))
 
 
 def _write_row(c: _Columns, tau, m, first, margin, busy, reads,
@@ -361,30 +366,24 @@ def _write_row(c: _Columns, tau, m, first, margin, busy, reads,
   x_farkle = 1 - c.vector[reads[0]]
   bank = jnp.where(reads[1] >= 0, 1 - c.vector[jnp.maximum(reads[1], 0)],
                    -jnp.inf)
-  cols = first + jnp.arange(C)
+  read = lambda ring: wave_columns.chunk_rows(ring, cur, first, source, C,
+                                             plan.blocks)
   # Each distinct target's ring row once; gains past a key's last row win.
   won = split(gains[:, None] > margin[None])                        # [D, C]
-  block = jnp.where(won, 1.0, c.ring[cur, source[:, None], cols[None]])
+  block = jnp.where(won, 1.0, read(c.ring))
   if sloped:
-    tangents = jnp.where(won, 0.0,
-                         c.tangent[cur, source[:, None], cols[None]])
+    tangents = jnp.where(won, 0.0, read(c.tangent))
   else:
     tangents = jnp.zeros((gains.shape[0], 0), SLOPE_DTYPE)
   new, slope = row_step(block.astype(c.ring.dtype),
                         tangents.astype(SLOPE_DTYPE), x_farkle, bank,
                         tables.farkle_prob, options)
-  ring = jax.lax.dynamic_update_slice(c.ring, new[None], _at(cur, at, first))
-  tangent = (jax.lax.dynamic_update_slice(c.tangent, slope[None],
-                                          _at(cur, at, first))
+  ring = wave_columns.put_chunk(c.ring, new[None], (cur, at), first,
+                                plan.blocks)
+  tangent = (wave_columns.put_chunk(c.tangent, slope[None], (cur, at),
+                                    first, plan.blocks)
              if sloped else c.tangent)
   return ring, tangent
-
-
-def _ring_row(ring: jax.Array, cur, at) -> jax.Array:
-  """[W] one row of ring `cur`, sliced before it is gathered from (so that
-  a gather is charged the row, not the rings)."""
-  return jax.lax.dynamic_slice(ring, _at(cur, at, 0),
-                               (1, 1, ring.shape[2]))[0, 0]
 
 
 def _wave_step(tau, m, c: _Columns, tables: WaveTables, plan: WavePlan,
@@ -396,10 +395,13 @@ def _wave_step(tau, m, c: _Columns, tables: WaveTables, plan: WavePlan,
   c = jax.lax.fori_loop(0, tables.sloped[m], chunk(True), c)
   c = jax.lax.fori_loop(tables.sloped[m], tables.chunks[m], chunk(False), c)
   at = (tau % plan.ring_rows) * N_DICE + N_DICE - 1      # six dice, row 0
-  ws, cur = c.tangent.shape[2], m % 2
+  cur, D, C = m % 2, plan.blocks, plan.chunk
+  w, ws = plan.width, plan.sloped_width
   vector = _finish_group(
-      c.vector, tau, lambda cols: _ring_row(c.ring, cur, at)[cols],
-      lambda cols: _ring_row(c.tangent, cur, at)[jnp.minimum(cols, ws - 1)],
+      c.vector, tau, lambda cols: wave_columns.ring_row(c.ring, cur, at, D)[
+          wave_columns.flat_index(cols, w, C, D)],
+      lambda cols: wave_columns.ring_row(c.tangent, cur, at, D)[
+          wave_columns.flat_index(jnp.minimum(cols, ws - 1), ws, C, D)],
       tables, plan)
   return c._replace(vector=vector)
 
@@ -408,7 +410,7 @@ def _move_chunk(m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
                 sloped: bool, split) -> _Columns:
   """Chunk j of segment m's columns takes the rings of its keys that go
   on, from the other ring."""
-  C, rows = plan.chunk, c.ring.shape[1]
+  C = plan.chunk
   dst, src = m % 2, (m + 1) % 2
   carry = jax.lax.dynamic_slice_in_dim(
       tables.carry_from, tables.col_at[m] + j * C, C)
@@ -417,9 +419,9 @@ def _move_chunk(m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
         ring, jnp.stack(_at(dst, src, j * C)), carry,
         interpret=plan.kernel == "interpret")
   else:
-    every = jnp.arange(rows)[:, None]
-    move = lambda ring: jax.lax.dynamic_update_slice(
-        ring, split(ring[src, every, carry[None]])[None], _at(dst, 0, j * C))
+    move = functools.partial(wave_columns.carry, dst=dst, src=src,
+                             first=j * C, carry=carry, size=C,
+                             blocks=plan.blocks, split=split)
   if not sloped:
     return c._replace(ring=move(c.ring))
   return c._replace(ring=move(c.ring), tangent=move(c.tangent))
@@ -434,7 +436,8 @@ def _move(m, c: _Columns, tables: WaveTables, plan: WavePlan, split
                                                   sloped, split)
   c = jax.lax.fori_loop(0, tables.sloped[m], chunk(True), c)
   c = jax.lax.fori_loop(tables.sloped[m], tables.chunks[m], chunk(False), c)
-  return c._replace(pointer=split(jnp.zeros_like(c.pointer)))
+  return c._replace(pointer=jnp.zeros_like(c.pointer) if plan.blocks > 1
+                    else split(jnp.zeros_like(c.pointer)))
 
 
 def _segment(m, c: _Columns, tables: WaveTables, plan: WavePlan, split
@@ -444,17 +447,6 @@ def _segment(m, c: _Columns, tables: WaveTables, plan: WavePlan, split
   return jax.lax.fori_loop(
       tables.bounds[m], tables.bounds[m + 1],
       lambda tau, c: _wave_step(tau, m, c, tables, plan, split), c)
-
-
-def column_split(mesh: Mesh | None):
-  """x -> x placed with its last axis (columns) split over `mesh` (x as
-  it is on one device or none)."""
-  def split(x):
-    if mesh is None or mesh.size == 1:
-      return x
-    return jax.lax.with_sharding_constraint(
-        x, NamedSharding(mesh, P(*(None,) * (x.ndim - 1), "batch")))
-  return split
 
 
 def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
@@ -476,13 +468,16 @@ def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
     The new vector and the largest change of any start value (absolute or
     relative as configured).
   """
-  rows = plan.ring_rows * N_DICE
-  split = column_split(mesh)
+  rows, D = plan.ring_rows * N_DICE, plan.blocks
+  split = wave_columns.column_split(mesh)
+  blocks = wave_columns.split(mesh, D)
+  cols = lambda width: wave_columns.shape(width, D)
   start = _Columns(vector,
-                   split(jnp.zeros((2, rows, plan.width), vector.dtype)),
-                   split(jnp.zeros((2, rows, plan.sloped_width),
-                                   SLOPE_DTYPE)),
-                   split(jnp.zeros((plan.width,), jnp.int32)),
+                   blocks(jnp.zeros((2, rows, *cols(plan.width)),
+                                    vector.dtype)),
+                   blocks(jnp.zeros((2, rows, *cols(plan.sloped_width)),
+                                    SLOPE_DTYPE)),
+                   blocks(jnp.zeros(cols(plan.width), jnp.int32)),
                    jnp.asarray(fresh, jnp.bool_))
   out = jax.lax.fori_loop(
       0, tables.chunks.shape[0],
