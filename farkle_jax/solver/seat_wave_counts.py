@@ -53,6 +53,8 @@ def xla_bytes(tables: SeatWaveTables, plan: SeatWavePlan, dtype,
   """XLA's bytes accessed by one sweep: each loop body compiled alone and
   counted at its trip count, the kernels' own bytes (`kernel_bytes` of the
   `busy` column-steps) added."""
+  # The program of one device, its rings whole (not in column blocks).
+  plan = plan._replace(blocks=1)
   shape, C = jax.ShapeDtypeStruct, vector_pass.channels(plan.seats.players)
   rows = plan.ring_rows * N_DICE * C
   columns = wavefront._Columns(

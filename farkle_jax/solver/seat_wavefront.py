@@ -94,9 +94,8 @@ class SeatWavePlan(NamedTuple):
   kernel: str = "xla"      # a chunk's row and the moves: "xla",
                            #   "pallas" (the fused kernels), "interpret"
                            #   (them, interpreted)
-  blocks: int = 1          # the rings' column blocks: one, flat
-                           #   (`wave_columns`; the two-player helpers
-                           #   read it)
+  blocks: int = 1          # D, the devices the columns split over: the
+                           #   rings' column blocks (`wave_columns`)
 
   @property
   def width(self) -> int:
@@ -168,7 +167,8 @@ def build(seats: SeatsLayout, roll: bellman.RollArrays, relative: bool,
   return tables, SeatWavePlan(
       seats, relative, int(k["finish"].max()) + 1, wavefront.ring_rows(roll),
       chunk, depth, tuple(widths), steps, bool(seats.penalty),
-      wave_schedule.doubling_rounds(partner), bellman.row_plan(roll))
+      wave_schedule.doubling_rounds(partner), bellman.row_plan(roll),
+      blocks=devices)
 
 
 def _columns_of(w0: jax.Array, plan: SeatWavePlan, fresh, split
@@ -177,11 +177,11 @@ def _columns_of(w0: jax.Array, plan: SeatWavePlan, fresh, split
   C, W] (row (r * 6 + n) * C + c: ring row r, dice state n, channel c),
   no separate slopes."""
   rows = plan.ring_rows * 6 * vector_pass.channels(plan.seats.players)
+  cols = wave_columns.shape(plan.width, plan.blocks)
   return wavefront._Columns(
-      w0, split(jnp.zeros((2, rows, plan.width), w0.dtype)),
+      w0, split(jnp.zeros((2, rows, *cols), w0.dtype)),
       jnp.zeros((2, 1, 1), wavefront.SLOPE_DTYPE),
-      split(jnp.zeros((plan.width,), jnp.int32)),
-      jnp.asarray(fresh, jnp.bool_))
+      split(jnp.zeros(cols, jnp.int32)), jnp.asarray(fresh, jnp.bool_))
 
 
 def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
@@ -209,16 +209,26 @@ def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
         spans=options.spans, interpret=plan.kernel == "interpret")
   else:
     rows = source[:, None] * C + jnp.arange(C)[None]           # [D, C]
-    cols = first + jnp.arange(plan.chunk)
-    block = split(c.ring[m % 2][rows[:, :, None], cols[None, None]])
+    block = split(_chunk_block(c.ring, m % 2, first, rows, plan))
     won = (gains[:, None] > keys.margin[None])[:, None]        # [D, 1, W]
     win = vector_pass.win_vector(plan.seats.players, block.dtype)
     block = jnp.where(won, win[None, :, None], block)
     new = split(_row_values(block, farkle, bank, tables, plan))  # [6, C, W]
-    ring = jax.lax.dynamic_update_slice(
-        c.ring, new.reshape(1, 6 * C, plan.chunk), at)
-  return c._replace(ring=ring, pointer=jax.lax.dynamic_update_slice_in_dim(
-      c.pointer, keys.pointer, first, 0))
+    ring = wave_columns.put_chunk(c.ring, new.reshape(1, 6 * C, plan.chunk),
+                                  at[:2], first, plan.blocks)
+  return c._replace(ring=ring, pointer=wave_columns.put_chunk(
+      c.pointer, keys.pointer, (), first, plan.blocks))
+
+
+def _chunk_block(ring, cur, first, rows, plan: SeatWavePlan) -> jax.Array:
+  """[D, C, W] ring rows `rows` [D, C] of ring `cur` over a chunk's W
+  columns (a slice of each device's block over several)."""
+  if plan.blocks == 1:
+    cols = first + jnp.arange(plan.chunk)
+    return ring[cur][rows[:, :, None], cols[None, None]]
+  return wave_columns.chunk_rows(ring, cur, first, rows.reshape(-1),
+                                 plan.chunk, plan.blocks).reshape(
+                                     rows.shape + (plan.chunk,))
 
 
 def _reads(keys, w0, tau, fresh, tables: SeatWaveTables,
@@ -267,9 +277,11 @@ def _finish_group(c: wavefront._Columns, tau, m, tables: SeatWaveTables,
   keys, cols = tables.group_keys[tau], tables.group_cols[tau]
   partner = tables.partner[tau]
   at = (tau % plan.ring_rows) * 6 * C + 5 * C    # six dice, row 0
-  row = jax.lax.dynamic_slice(c.ring, wavefront._at(m % 2, at, 0),
-                              (1, C, c.ring.shape[2]))[0]
-  v = row[:, cols]                                             # [C, G]
+  row = wave_columns.flat(jax.lax.dynamic_slice(
+      c.ring, wavefront._at(m % 2, at, *(0,) * (c.ring.ndim - 2)),
+      (1, C) + c.ring.shape[2:])[0], plan.blocks)                # [C, W]
+  v = row[:, wave_columns.flat_index(cols, plan.width, plan.chunk,
+                                     plan.blocks)]              # [C, G]
   inside = partner >= 0              # the farkle target finishes now too
   slope = jnp.where(inside, v[C - 1], 0)                       # [G]
   full = vector_pass.seat_vector(v, N)[:N]                     # [N, G]
@@ -326,7 +338,8 @@ def _segment(m, c, tables: SeatWaveTables, plan: SeatWavePlan, split):
   (the two-player moves, the slopes riding in the ring), then its steps."""
   c = jax.lax.fori_loop(0, tables.chunks[m], lambda j, c: (
       wavefront._move_chunk(m, j, c, tables, plan, False, split)), c)
-  c = c._replace(pointer=split(jnp.zeros_like(c.pointer)))
+  c = c._replace(pointer=jnp.zeros_like(c.pointer) if plan.blocks > 1
+                 else split(jnp.zeros_like(c.pointer)))
   return jax.lax.fori_loop(
       tables.bounds[m], tables.bounds[m + 1],
       lambda tau, c: _wave_step(tau, m, c, tables, plan, split), c)
@@ -351,6 +364,8 @@ def sweep(w0: jax.Array, tables: SeatWaveTables, plan: SeatWavePlan,
   split = wave_columns.column_split(mesh)
   out = jax.lax.fori_loop(0, tables.chunks.shape[0],
                           lambda m, c: _segment(m, c, tables, plan, split),
-                          _columns_of(w0, plan, fresh, split))
+                          _columns_of(w0, plan, fresh, wave_columns.split(
+                              mesh, plan.blocks) if plan.blocks > 1
+                              else split))
   new = out.vector
   return new, change_norm.largest(new[:-1], w0[:-1], plan.relative)
