@@ -98,12 +98,15 @@ def need_bytes(seats: SeatsLayout, devices: int = 1) -> int:
   """The memory of a solve on each of `devices` devices: its share of the
   rings and the start vectors of the schedule (`seat_wave_schedule.plan`),
   the vectors' donated copy, and the per-key tables (about ten int32 a
-  key, on every device); split over several, the whole rings again: XLA
-  gathers them onto every device to move a segment's columns (seen in the
-  program compiled for four host devices, as for two players), so a split
-  gives one device's values, not yet a smaller share."""
+  key, on every device); split over several (the rings in column blocks,
+  `wave_columns`), a move's chunk gathered from the others: its ring
+  columns and their indices (in the program compiled for four host
+  devices, an all-gather of [rows, C, 2] int32 and an all-reduce of
+  [rows, C] float64)."""
   wave = seat_wave_schedule.plan(seats, devices)
-  gathered = wave.ring_bytes if devices > 1 else 0
+  width = max(wave.widths)
+  gathered = (wave.ring_bytes // 2 * wave.chunk // width * 2
+              if devices > 1 else 0)
   return (wave.device_bytes + wave.vector_bytes + gathered
           + 40 * (seats.num_keys + 1))
 
