@@ -74,7 +74,15 @@ for part in $parts; do
         nvidia-smi --query-gpu=name,memory.total,driver_version \
           --format=csv,noheader
         python3 -c "import jax; print('jax', jax.__version__, jax.devices())"
-        nproc; } >"$out/device.txt" 2>&1 ;;
+        nproc
+        # What a process pays before any solve: JAX with its CUDA backend
+        # started, then the package's imports (a warm facebook command
+        # spent about 2.7 s outside its build, compile and sweeps).
+        python3 -c "import time; t = time.time(); import jax
+jax.devices(); print(f'start: import jax and its devices {time.time() - t:.2f} s')
+t = time.time(); import farkle_jax.main
+print(f'start: import farkle_jax.main {time.time() - t:.2f} s')"
+      } >"$out/device.txt" 2>&1 ;;
     default)
       timed default 240 python3 experiments/benchmark.py \
         --config configs/default.py \
