@@ -100,13 +100,11 @@ def need_bytes(seats: SeatsLayout, devices: int = 1) -> int:
   the vectors' donated copy, and the per-key tables (about ten int32 a
   key, on every device); split over several (the rings in column blocks,
   `wave_columns`), a move's chunk gathered from the others: its ring
-  columns and their indices (in the program compiled for four host
-  devices, an all-gather of [rows, C, 2] int32 and an all-reduce of
-  [rows, C] float64)."""
+  columns (in the program compiled for four host devices, an all-reduce
+  of [rows, C] float64 and an all-gather of its C column indices)."""
   wave = seat_wave_schedule.plan(seats, devices)
   width = max(wave.widths)
-  gathered = (wave.ring_bytes // 2 * wave.chunk // width * 2
-              if devices > 1 else 0)
+  gathered = wave.ring_bytes // 2 * wave.chunk // width if devices > 1 else 0
   return (wave.device_bytes + wave.vector_bytes + gathered
           + 40 * (seats.num_keys + 1))
 

@@ -119,6 +119,8 @@ def carry(ring: jax.Array, dst, src, first, carry: jax.Array, size: int,
         ring, split(ring[src, rows, carry[None]])[None], at(dst, 0, first))
   source = flat(jax.lax.dynamic_index_in_dim(ring, src, keepdims=False),
                 blocks)
+  # Whole columns taken: the gather's indices are the C columns', not one
+  # per row and column.
   index = flat_index(carry, ring.shape[-1] * blocks, size, blocks)
-  return put_chunk(ring, split(source[rows, index[None]])[None], (dst, 0),
-                   first, blocks)
+  return put_chunk(ring, split(jnp.take(source, index, axis=1))[None],
+                   (dst, 0), first, blocks)
