@@ -17,7 +17,7 @@ compile times, one sweep as a warm-up, then `--sweeps` sweeps timed, and the sta
 difference from the first variant's after the same sweeps (every variant
 computes the same sweeps: they differ by rounding only). A table is printed
 last; `--json OUT` writes it. Measured on a GPU: BENCHMARKS.md, "The fused
-step on a GPU".
+step on a GPU" and "A program per dice count".
 """
 
 from __future__ import annotations
