@@ -13,11 +13,12 @@ chunks, the loop iterations the widest step is cut into
 1: `wave_kernel.held_row`, each target read once per tile; its program
 names every score set and compiles for an H100 in about 40 s, against
 3 s; split 1: a program per tile and dice count). For each: build and
-compile times, one sweep as a warm-up, then `--sweeps` sweeps timed, and the start values' largest
-difference from the first variant's after the same sweeps (every variant
-computes the same sweeps: they differ by rounding only). A table is printed
-last; `--json OUT` writes it. Measured on a GPU: BENCHMARKS.md, "The fused
-step on a GPU" and "A program per dice count".
+compile times, one sweep as a warm-up, then `--sweeps` sweeps timed, and
+the start values' largest difference from the first variant's after the
+same sweeps (every variant computes the same sweeps: they differ by
+rounding only). A table is printed last; `--json OUT` writes it.
+Measured on a GPU: BENCHMARKS.md, "The fused step on a GPU" and "A
+program per dice count".
 """
 
 from __future__ import annotations
