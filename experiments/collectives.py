@@ -32,10 +32,21 @@ import os
 import re
 import sys
 
-_DEVICES = 4   # before JAX starts: --devices is read here too
-for arg in sys.argv[1:]:
-  if arg.startswith("--devices="):
-    _DEVICES = int(arg.split("=", 1)[1])
+
+def _devices_asked(argv: list[str], default: int = 4) -> int:
+  """--devices, read before JAX starts (its host devices are fixed then);
+  a value that is not a positive integer is left to the flag's own
+  check, which refuses it in one line before any work."""
+  for i, arg in enumerate(argv):
+    value = (arg.split("=", 1)[1] if arg.startswith("--devices=") else
+             argv[i + 1] if arg == "--devices" and i + 1 < len(argv) else
+             None)
+    if value is not None:
+      return int(value) if value.isdigit() and int(value) > 0 else default
+  return default
+
+
+_DEVICES = _devices_asked(sys.argv[1:])
 os.environ["JAX_PLATFORMS"] = "cpu"
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_"
                            f"host_platform_device_count={_DEVICES}")
@@ -51,11 +62,12 @@ from farkle_jax.game import roll_tables  # noqa: E402
 from farkle_jax.game.layout import StateLayout  # noqa: E402
 from farkle_jax.game.seats import SeatsLayout  # noqa: E402
 from farkle_jax.solver import (configuration, methods,  # noqa: E402
-                               seat_wave_engine)
+                               seat_wave_engine, seat_wave_schedule)
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/default.py",
                                           "The solve's config.")
-flags.DEFINE_integer("devices", 4, "Host devices the columns split over.")
+flags.DEFINE_integer("devices", 4, "Host devices the columns split over.",
+                     lower_bound=1)
 _LAYOUTS = flags.DEFINE_bool("layouts", False, "Compare the two layouts "
                              "of a ring for a chunk's step instead.")
 
@@ -93,7 +105,9 @@ def compiled_sweep(config) -> tuple[str, int]:
   if rules.players > 2:
     seats = SeatsLayout(rules)
     lowered = seat_wave_engine.lower_for_target(seats, settings)
-    steps = seat_wave_engine.counts(seats, settings).dependent_steps
+    # From the sizes: the engine's counts would compile every loop body
+    # again for XLA's bytes.
+    steps = seat_wave_schedule.plan(seats, _DEVICES).counts.dependent_steps
   else:
     layout = StateLayout(rules, settings.chunk_keys)
     method = methods.build(layout, roll_tables.build(rules), settings)

@@ -528,8 +528,11 @@ def test_collectives_lists_what_a_split_sweep_exchanges():
                r"step, ([\d.]+) GB a sweep between devices \(an upper "
                r"bound\)", lines[-1])
   assert m and float(m.group(1)) > 0
-  bad = _script("experiments/collectives.py", "--config=configs/nope.py")
-  assert bad.returncode != 0 and "Traceback" not in bad.stderr
+  for args in (("--config=configs/nope.py",), ("--devices=0",),
+               ("--devices", "two")):
+    bad = _script("experiments/collectives.py", *args)
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr, bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
   # The layout that would end them: a chunk's step on a ring laid out
   # [devices, columns per device] compiles to no exchange at all.
   layouts = _script("experiments/collectives.py", "--layouts",

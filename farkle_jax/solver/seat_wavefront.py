@@ -338,8 +338,7 @@ def _segment(m, c, tables: SeatWaveTables, plan: SeatWavePlan, split):
   (the two-player moves, the slopes riding in the ring), then its steps."""
   c = jax.lax.fori_loop(0, tables.chunks[m], lambda j, c: (
       wavefront._move_chunk(m, j, c, tables, plan, False, split)), c)
-  c = c._replace(pointer=jnp.zeros_like(c.pointer) if plan.blocks > 1
-                 else split(jnp.zeros_like(c.pointer)))
+  c = c._replace(pointer=jnp.zeros_like(c.pointer))
   return jax.lax.fori_loop(
       tables.bounds[m], tables.bounds[m + 1],
       lambda tau, c: _wave_step(tau, m, c, tables, plan, split), c)
@@ -364,8 +363,8 @@ def sweep(w0: jax.Array, tables: SeatWaveTables, plan: SeatWavePlan,
   split = wave_columns.column_split(mesh)
   out = jax.lax.fori_loop(0, tables.chunks.shape[0],
                           lambda m, c: _segment(m, c, tables, plan, split),
-                          _columns_of(w0, plan, fresh, wave_columns.split(
-                              mesh, plan.blocks) if plan.blocks > 1
-                              else split))
+                          _columns_of(w0, plan, fresh,
+                                      wave_columns.block_split(
+                                          mesh, plan.blocks)))
   new = out.vector
   return new, change_norm.largest(new[:-1], w0[:-1], plan.relative)

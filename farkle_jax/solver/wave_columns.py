@@ -19,6 +19,11 @@ import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 
+def _at(*index) -> tuple[jax.Array, ...]:
+  """Start indices of one integer type (loop counters may be int64)."""
+  return tuple(jnp.asarray(i, jnp.int32) for i in index)
+
+
 def column_split(mesh: Mesh | None):
   """x -> x placed with its last axis (columns, a chunk's [..., C]) split
   over `mesh` (x as it is on one device or none)."""
@@ -35,7 +40,7 @@ def shape(width: int, devices: int) -> tuple[int, ...]:
   return (width,) if devices == 1 else (devices, width // devices)
 
 
-def split(mesh: Mesh | None, devices: int):
+def block_split(mesh: Mesh | None, devices: int):
   """x -> x placed with its column blocks on their devices (x as it is on
   one device)."""
   def place(x):
@@ -60,13 +65,12 @@ def put_chunk(x: jax.Array, new: jax.Array, lead: tuple, first,
               devices: int) -> jax.Array:
   """x with `new` [..., C] written at columns first .. first + C - 1 and
   at `lead`, the start indices of x's other axes."""
-  at = lambda *index: tuple(jnp.asarray(i, jnp.int32) for i in index)
   if devices == 1:
-    return jax.lax.dynamic_update_slice(x, new, at(*lead, first))
+    return jax.lax.dynamic_update_slice(x, new, _at(*lead, first))
   size = new.shape[-1]
   blocks = new.reshape(new.shape[:-1] + (devices, size // devices))
   return jax.lax.dynamic_update_slice(x, blocks,
-                                      at(*lead, 0, first // devices))
+                                      _at(*lead, 0, first // devices))
 
 
 def flat(x: jax.Array, devices: int) -> jax.Array:
@@ -102,8 +106,7 @@ def ring_row(ring: jax.Array, cur, at, devices: int) -> jax.Array:
   before it is gathered from (so that a gather is charged the row, not
   the rings)."""
   size = (1, 1) + ring.shape[2:]
-  start = tuple(jnp.asarray(i, jnp.int32)
-                for i in (cur, at) + (0,) * (ring.ndim - 2))
+  start = _at(cur, at, *(0,) * (ring.ndim - 2))
   return flat(jax.lax.dynamic_slice(ring, start, size)[0, 0], devices)
 
 
@@ -112,11 +115,10 @@ def carry(ring: jax.Array, dst, src, first, carry: jax.Array, size: int,
   """ring[dst]'s C = `size` columns from `first` take ring[src]'s columns
   `carry` (over several devices a gather across them); `split` places
   the chunk's [R, C] columns."""
-  at = lambda *index: tuple(jnp.asarray(i, jnp.int32) for i in index)
-  rows = jnp.arange(ring.shape[1])[:, None]
   if blocks == 1:
+    rows = jnp.arange(ring.shape[1])[:, None]
     return jax.lax.dynamic_update_slice(
-        ring, split(ring[src, rows, carry[None]])[None], at(dst, 0, first))
+        ring, split(ring[src, rows, carry[None]])[None], _at(dst, 0, first))
   source = flat(jax.lax.dynamic_index_in_dim(ring, src, keepdims=False),
                 blocks)
   # Whole columns taken: the gather's indices are the C columns', not one

@@ -284,5 +284,5 @@ def ring_columns(layout: StateLayout, granule: int) -> int:
   each round up."""
   most = most_live_keys(layout)
   return max((-(-most // chunk) + 1) * chunk
-             for chunk in (layout_chunk(layout, granule, n)[0]
+             for chunk in (chunk_columns(np.asarray([most]), granule, n)
                            for n in (CHUNKS, KERNEL_CHUNKS)))

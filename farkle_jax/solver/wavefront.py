@@ -436,8 +436,7 @@ def _move(m, c: _Columns, tables: WaveTables, plan: WavePlan, split
                                                   sloped, split)
   c = jax.lax.fori_loop(0, tables.sloped[m], chunk(True), c)
   c = jax.lax.fori_loop(tables.sloped[m], tables.chunks[m], chunk(False), c)
-  return c._replace(pointer=jnp.zeros_like(c.pointer) if plan.blocks > 1
-                    else split(jnp.zeros_like(c.pointer)))
+  return c._replace(pointer=jnp.zeros_like(c.pointer))
 
 
 def _segment(m, c: _Columns, tables: WaveTables, plan: WavePlan, split
@@ -470,7 +469,7 @@ def sweep(vector: jax.Array, tables: WaveTables, plan: WavePlan,
   """
   rows, D = plan.ring_rows * N_DICE, plan.blocks
   split = wave_columns.column_split(mesh)
-  blocks = wave_columns.split(mesh, D)
+  blocks = wave_columns.block_split(mesh, D)
   cols = lambda width: wave_columns.shape(width, D)
   start = _Columns(vector,
                    blocks(jnp.zeros((2, rows, *cols(plan.width)),
