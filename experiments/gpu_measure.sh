@@ -77,7 +77,7 @@ for part in $parts; do
         nproc
         # What a process pays before any solve: JAX with its CUDA backend
         # started, then the package's imports (a warm facebook command
-        # spent about 2.7 s outside its build, compile and sweeps).
+        # spent about 1.9 s before its first log line and after its last).
         python3 -c "import time; t = time.time(); import jax
 jax.devices(); print(f'start: import jax and its devices {time.time() - t:.2f} s')
 t = time.time(); import farkle_jax.main
