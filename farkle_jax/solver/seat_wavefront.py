@@ -196,7 +196,7 @@ def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
                                    plan))
   gains, dice = np.asarray(plan.row.gains), np.asarray(plan.row.dice)
   source = ((tau - gains) % plan.ring_rows) * 6 + dice          # [D]
-  at = wavefront._at(m % 2, (tau % plan.ring_rows) * 6 * C, first)
+  at = wave_columns.starts(m % 2, (tau % plan.ring_rows) * 6 * C, first)
   if plan.kernel != "xla":
     options = option_table(plan.row)
     dtype = c.ring.dtype
@@ -278,7 +278,7 @@ def _finish_group(c: wavefront._Columns, tau, m, tables: SeatWaveTables,
   partner = tables.partner[tau]
   at = (tau % plan.ring_rows) * 6 * C + 5 * C    # six dice, row 0
   row = wave_columns.flat(jax.lax.dynamic_slice(
-      c.ring, wavefront._at(m % 2, at, *(0,) * (c.ring.ndim - 2)),
+      c.ring, wave_columns.starts(m % 2, at, *(0,) * (c.ring.ndim - 2)),
       (1, C) + c.ring.shape[2:])[0], plan.blocks)                # [C, W]
   v = row[:, wave_columns.flat_index(cols, plan.width, plan.chunk,
                                      plan.blocks)]              # [C, G]

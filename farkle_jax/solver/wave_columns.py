@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 
-def _at(*index) -> tuple[jax.Array, ...]:
+def starts(*index) -> tuple[jax.Array, ...]:
   """Start indices of one integer type (loop counters may be int64)."""
   return tuple(jnp.asarray(i, jnp.int32) for i in index)
 
@@ -66,11 +66,11 @@ def put_chunk(x: jax.Array, new: jax.Array, lead: tuple, first,
   """x with `new` [..., C] written at columns first .. first + C - 1 and
   at `lead`, the start indices of x's other axes."""
   if devices == 1:
-    return jax.lax.dynamic_update_slice(x, new, _at(*lead, first))
+    return jax.lax.dynamic_update_slice(x, new, starts(*lead, first))
   size = new.shape[-1]
   blocks = new.reshape(new.shape[:-1] + (devices, size // devices))
   return jax.lax.dynamic_update_slice(x, blocks,
-                                      _at(*lead, 0, first // devices))
+                                      starts(*lead, 0, first // devices))
 
 
 def flat(x: jax.Array, devices: int) -> jax.Array:
@@ -106,7 +106,7 @@ def ring_row(ring: jax.Array, cur, at, devices: int) -> jax.Array:
   before it is gathered from (so that a gather is charged the row, not
   the rings)."""
   size = (1, 1) + ring.shape[2:]
-  start = _at(cur, at, *(0,) * (ring.ndim - 2))
+  start = starts(cur, at, *(0,) * (ring.ndim - 2))
   return flat(jax.lax.dynamic_slice(ring, start, size)[0, 0], devices)
 
 
@@ -118,7 +118,7 @@ def carry(ring: jax.Array, dst, src, first, carry: jax.Array, size: int,
   if blocks == 1:
     rows = jnp.arange(ring.shape[1])[:, None]
     return jax.lax.dynamic_update_slice(
-        ring, split(ring[src, rows, carry[None]])[None], _at(dst, 0, first))
+        ring, split(ring[src, rows, carry[None]])[None], starts(dst, 0, first))
   source = flat(jax.lax.dynamic_index_in_dim(ring, src, keepdims=False),
                 blocks)
   # Whole columns taken: the gather's indices are the C columns', not one

@@ -276,11 +276,6 @@ class _Columns(NamedTuple):
                       #   keys)
 
 
-def _at(*index) -> tuple[jax.Array, ...]:
-  """Start indices of one integer type (loop counters may be int64)."""
-  return tuple(jnp.asarray(i, jnp.int32) for i in index)
-
-
 class _ChunkKeys(NamedTuple):
   """What a chunk's C columns run at one step."""
   pointer: jax.Array  # [C] int32 each column's place in its keys
@@ -347,7 +342,7 @@ def _write_row(c: _Columns, tau, m, first, margin, busy, reads,
   interpret = plan.kernel == "interpret"
   if plan.kernel != "xla" and wave_kernel.TUNING.held:
     return wave_kernel.held_row(
-        c.ring, c.tangent, jnp.stack(_at(cur, at, first)),
+        c.ring, c.tangent, jnp.stack(wave_columns.starts(cur, at, first)),
         source.astype(jnp.int32), tables.farkle_prob.astype(c.ring.dtype),
         margin.astype(jnp.int32), c.vector,
         *(r.astype(jnp.int32) for r in reads), busy, row=row, sloped=sloped,
@@ -356,7 +351,7 @@ def _write_row(c: _Columns, tau, m, first, margin, busy, reads,
     # Each option's ring row and gain, ready: the kernel reads one table
     # entry before an option's row, not two in a chain.
     return wave_kernel.chunk_row(
-        c.ring, c.tangent, jnp.stack(_at(cur, at, first)),
+        c.ring, c.tangent, jnp.stack(wave_columns.starts(cur, at, first)),
         source.astype(jnp.int32)[options.index],
         jnp.asarray(gains[options.index], jnp.int32),
         jnp.asarray(options.weight, c.ring.dtype),
@@ -416,7 +411,7 @@ def _move_chunk(m, j, c: _Columns, tables: WaveTables, plan: WavePlan,
       tables.carry_from, tables.col_at[m] + j * C, C)
   if plan.kernel != "xla":
     move = lambda ring: wave_kernel.move_columns(
-        ring, jnp.stack(_at(dst, src, j * C)), carry,
+        ring, jnp.stack(wave_columns.starts(dst, src, j * C)), carry,
         interpret=plan.kernel == "interpret")
   else:
     move = functools.partial(wave_columns.carry, dst=dst, src=src,
