@@ -542,3 +542,36 @@ def test_collectives_lists_what_a_split_sweep_exchanges():
   assert split.startswith("columns split") and "all-gather f64[2," in split
   assert blocked.startswith("[devices, columns per device]")
   assert blocked.endswith(": 0 collectives")
+
+
+def test_start_accuracy_refuses_bad_flags_in_one_line():
+  for flag, says in ((["--errors", "x"], "--errors: ['x'] are not numbers"),
+                     (["--errors", "2"], "each must lie in (0, 1)"),
+                     (["--method", "value_iteration"],
+                      "does not start from its start values alone"),
+                     (["--config.rules.players", "3"],
+                      "rules.players: 3: this experiment restarts")):
+    out = _script("experiments/start_accuracy.py", "--config",
+                  "configs/tiny.py:facebook", *flag)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert says in out.stderr
+
+
+@pytest.mark.thorough
+def test_start_accuracy_restarts_near_the_solution(tmp_path):
+  """Each restart begins within its error of the solution (its first
+  change is about that error, not the initial values' 0.5) and ends at the
+  tolerance, as the solve from the initial values does."""
+  out = _script("experiments/start_accuracy.py", "--config",
+                "configs/tiny.py:facebook", "--method=wavefront",
+                "--errors=1e-3,1e-6", "--json", str(tmp_path / "s.json"))
+  assert out.returncode == 0, out.stderr[-2000:]
+  table = json.loads((tmp_path / "s.json").read_text())
+  first, *restarts = table["rows"]
+  assert first["changes"][0] > 0.1 and first["changes"][-1] < table["tol"]
+  assert [(r["error"], r["kind"]) for r in restarts] == [
+      (1e-3, "noise"), (1e-3, "scale"), (1e-6, "noise"), (1e-6, "scale")]
+  for r in restarts:
+    assert r["changes"][0] <= 2 * r["error"], r
+    assert r["changes"][-1] < table["tol"] and r["sweeps"] < first["sweeps"]
+  assert len(out.stdout.splitlines()) == 1 + len(restarts)
