@@ -272,6 +272,25 @@ def test_sweeps_that_stop_shrinking_stop_the_run_in_one_line():
     engine._check_settling([0.6, 0.1, 1e-2, 7e-4, 3e-4, 7e-4, 3e-4, 7e-4])
 
 
+def test_host_devices_each_count_against_the_one_memory(monkeypatch):
+  """On a CPU the devices share the host's memory: the wavefront that fits
+  it on one device is refused on two host devices whose shares (the rings
+  split, the vectors and tables on each) add up to more."""
+  config = configuration.base("facebook")
+  config.rules.update(goal=1000, floor=-500, players=3)
+  config.solver.method = "wavefront"
+  seats = SeatsLayout(configuration.check(config)[0])
+  one = seat_wave_engine.need_bytes(seats, 1)
+  two = 2 * seat_wave_engine.need_bytes(seats, 2)
+  assert two > one
+  config.memory_limit_gb = (one + two) / 2 / 0.8 / 2**30
+  rules, settings = configuration.check(config)
+  seat_wave_engine.SeatWaveEngine(rules, settings)   # fits: no raise
+  monkeypatch.setattr(jax, "device_count", lambda: 2)
+  with pytest.raises(MemoryRefused, match="memory_limit_gb"):
+    seat_wave_engine.SeatWaveEngine(rules, settings)
+
+
 @pytest.mark.parametrize("limit, offers", [(2.0, True), (0.5, False)])
 def test_a_wavefront_too_large_is_refused_naming_what_fits(tmp_path, limit,
                                                            offers):

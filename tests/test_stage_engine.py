@@ -160,6 +160,24 @@ def test_a_refusal_hints_only_at_valid_goals():
   assert "rules." not in str(refused.value)
 
 
+def test_host_devices_each_count_against_the_one_memory(monkeypatch):
+  """A CPU's devices share the host's memory: a solve whose estimate fits
+  it on one device is refused on two host devices that each hold as much
+  (three players to 2,000 on two of this machine's devices peaked at
+  15.1 GB against a 9.4 GB estimate of one device's share)."""
+  config = configuration.base("facebook")
+  config.rules.update(players=3, goal=1000, floor=-500)
+  config.solver.newton = False
+  seats, settings = stage_engine.check(config)
+  one = stage_engine.footprint(seats, 512, 1)[1]
+  config.memory_limit_gb = 1.3 * one / 0.8 / 2**30
+  seats, settings = stage_engine.check(config)
+  stage_engine.plan_memory(seats, settings, 512)   # fits: no raise
+  monkeypatch.setattr(jax, "device_count", lambda: 2)
+  with pytest.raises(MemoryRefused, match="available|memory_limit_gb"):
+    stage_engine.plan_memory(seats, settings, 512)
+
+
 @pytest.mark.parametrize("preset, players, goal, limit, offers", [
     ("facebook", 4, 10_000, 1.0, False), ("facebook", 3, 1_000_000, 2.0, True),
     ("minimal", 5, 10_000, 4.0, True), ("facebook", 6, 10_000, 20.0, False),

@@ -48,6 +48,17 @@ def available_bytes(on_device: bool) -> tuple[int, str]:
   return int(info["MemAvailable"].split()[0]) * 1024, "available host memory"
 
 
+def shared_need(per_device: int, devices: int | None = None) -> int:
+  """The bytes a check weighs for `per_device` bytes on each of `devices`
+  devices (default: all visible): on a CPU backend the devices share the
+  host's memory, so all of theirs; on an accelerator, one device's (each
+  checked against its own memory)."""
+  import jax
+  if jax.devices()[0].platform != "cpu":
+    return per_device
+  return per_device * (jax.device_count() if devices is None else devices)
+
+
 def check(need: int, what: str, have: tuple[int, str],
           hints: list[str] | None = None, share: float = 1.0) -> int:
   """Raises MemoryRefused unless `need` bytes fit in `share` of `have`.

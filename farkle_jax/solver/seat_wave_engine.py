@@ -125,21 +125,21 @@ class SeatWaveEngine(stage_engine.StageEngine):
           f"rules.players = {rules.players}: use 'seats' (or 'auto')")
     self.rules, self.num_states = rules, self.seats.num_states
     devices = jax.device_count()
-    need = need_bytes(self.seats, devices)
+    need = memory.shared_need(need_bytes(self.seats, devices), devices)
     have = memory.available_bytes(on_device=True)
     if settings.memory_limit_gb is not None:
       have = (int(settings.memory_limit_gb * 2**30), "memory_limit_gb")
     # The stage engine, named where it fits (it keeps no rings).
     group = stage_engine.group_size(settings, self.seats)
-    staged = stage_engine.footprint(self.seats, group)[1]
+    staged = memory.shared_need(stage_engine.footprint(self.seats, group)[1])
     self.need = memory.check(
         need, f"the wavefront of {rules.players} players, "
         f"{self.seats.num_keys:,} keys", have,
         ["solver.method='seats'"] if staged <= 0.8 * have[0] else [],
         share=0.8)
     logging.info("%d players, rules %s: %s keys, %s model states, the "
-                 "wavefront on %d device(s); memory estimate %.2f GB a "
-                 "device", rules.players, rules.name,
+                 "wavefront on %d device(s); memory estimate %.2f GB",
+                 rules.players, rules.name,
                  f"{self.seats.num_keys:,}", f"{self.num_states:,}",
                  devices, self.need / 2**30)
 

@@ -180,7 +180,9 @@ def _devices_that_fit(seats: SeatsLayout, group: int, per_device: float,
 
 def _need(seats: SeatsLayout, group: int, newton: bool = False) -> int:
   host, device = footprint(seats, group, newton=newton)
-  return max(host, device) if jax.default_backend() == "cpu" else device
+  if jax.default_backend() != "cpu":
+    return device
+  return max(host, memory.shared_need(device))
 
 
 def plan_memory(seats: SeatsLayout, settings: Settings, group: int
