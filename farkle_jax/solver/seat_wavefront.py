@@ -223,7 +223,8 @@ def _chunk_step(tau, m, j, c: wavefront._Columns, tables: SeatWaveTables,
 def _chunk_block(ring, cur, first, rows, plan: SeatWavePlan) -> jax.Array:
   """[D, C, W] ring rows `rows` [D, C] of ring `cur` over a chunk's W
   columns (a slice of each device's block over several)."""
-  if plan.blocks == 1:
+  if plan.blocks == 1:   # ring[cur] first: XLA charges a gather from
+    # both rings 4,117 GB a tiny three-player sweep (CPU), this 3,217
     cols = first + jnp.arange(plan.chunk)
     return ring[cur][rows[:, :, None], cols[None, None]]
   return wave_columns.chunk_rows(ring, cur, first, rows.reshape(-1),
@@ -277,9 +278,7 @@ def _finish_group(c: wavefront._Columns, tau, m, tables: SeatWaveTables,
   keys, cols = tables.group_keys[tau], tables.group_cols[tau]
   partner = tables.partner[tau]
   at = (tau % plan.ring_rows) * 6 * C + 5 * C    # six dice, row 0
-  row = wave_columns.flat(jax.lax.dynamic_slice(
-      c.ring, wave_columns.starts(m % 2, at, *(0,) * (c.ring.ndim - 2)),
-      (1, C) + c.ring.shape[2:])[0], plan.blocks)                # [C, W]
+  row = wave_columns.ring_rows(c.ring, m % 2, at, C, plan.blocks)  # [C, W]
   v = row[:, wave_columns.flat_index(cols, plan.width, plan.chunk,
                                      plan.blocks)]              # [C, G]
   inside = partner >= 0              # the farkle target finishes now too

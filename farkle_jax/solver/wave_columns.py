@@ -101,13 +101,19 @@ def chunk_rows(ring: jax.Array, cur, first, rows: jax.Array, size: int,
                first, size, devices)[rows]
 
 
-def ring_row(ring: jax.Array, cur, at, devices: int) -> jax.Array:
-  """[W] row `at` of ring `cur` (its columns in `flat`'s order), sliced
-  before it is gathered from (so that a gather is charged the row, not
-  the rings)."""
-  size = (1, 1) + ring.shape[2:]
+def ring_rows(ring: jax.Array, cur, at, count: int,
+              devices: int) -> jax.Array:
+  """[count, W] rows `at` .. `at + count - 1` of ring `cur` (their columns
+  in `flat`'s order), sliced before they are gathered from (so that a
+  gather is charged the rows, not the rings)."""
+  size = (1, count) + ring.shape[2:]
   start = starts(cur, at, *(0,) * (ring.ndim - 2))
-  return flat(jax.lax.dynamic_slice(ring, start, size)[0, 0], devices)
+  return flat(jax.lax.dynamic_slice(ring, start, size)[0], devices)
+
+
+def ring_row(ring: jax.Array, cur, at, devices: int) -> jax.Array:
+  """[W] row `at` of ring `cur` (`ring_rows`)."""
+  return ring_rows(ring, cur, at, 1, devices)[0]
 
 
 def carry(ring: jax.Array, dst, src, first, carry: jax.Array, size: int,
