@@ -21,9 +21,10 @@ a measurement.
 
 compares, on the same devices, the two layouts of a ring for one chunk's
 step (read 102 rows of C columns at a run-time offset, write one row):
-split along its columns, as the wavefront is today, and laid out
+split along its columns (the wavefront's first layout), and laid out
 `[devices, columns per device]`, each chunk a slice of every device's
-block (docs/model.md §4.3): the collectives each compiles to.
+block (its layout now, `solver/wave_columns.py`, docs/model.md §4.3): the
+collectives each compiles to.
 """
 
 from __future__ import annotations
