@@ -22,13 +22,16 @@ _LUCKY = (0.3, 0.14, 0.14, 0.14, 0.14, 0.14)
     rules_lib.facebook(goal=600, floor=-300).replace(players=3),
     rules_lib.minimal(goal=600).replace(players=4, final_round=True,
                                         final_round_cap=300),
-    rules_lib.minimal(goal=500).replace(players=3, dice=(_LUCKY,))],
-    ids=["penalty", "final-round", "dice-differ"])
+    rules_lib.minimal(goal=500).replace(players=3, dice=(_LUCKY,)),
+    rules_lib.minimal(goal=300).replace(players=3,
+                                        hands=((), (_LUCKY,), ()))],
+    ids=["penalty", "final-round", "dice-differ", "hands"])
 def test_a_turn_is_the_mix_of_its_exits(rules):
-  """At random start vectors, every turn's value is what its exits lead
-  to: banks at each t (the goal's wins and final rounds included), the
-  farkle, and the win past the batch's last row; the farkle exit is the
-  pass's own farkle channel."""
+  """At random start vectors, the turn of every channel from its exits
+  (`turn_exits`: the mover's channel passed alone, then the mix of banks
+  at each t, the goal's wins and final rounds included, the farkle and
+  the win past the batch's last row) is the backward pass of every
+  channel (`turn_pass`), each mover from its own hand."""
   seats = SeatsLayout(rules)
   roll = bellman.roll_arrays(roll_tables.build(rules))
   rng = np.random.default_rng(seats.players)
@@ -37,28 +40,31 @@ def test_a_turn_is_the_mix_of_its_exits(rules):
   keys = rng.integers(0, seats.num_keys, 48)
   fields = seats.key_fields(keys)
   s0 = np.asarray(fields[0])
+  base = seats.bank_base(fields)
   final = multiplayer._final(seats) if seats.past_goal else None
   batch = vector_pass.Batch(
       farkle=vector_pass.farkle_values(
           w0, jnp.asarray(seats.key_index(seats.farkle_fields(fields))),
           seats),
-      bank_base=jnp.asarray(seats.bank_base(fields), jnp.int32),
+      bank_base=jnp.asarray(base, jnp.int32),
       s0=jnp.asarray(s0, jnp.int32),
       top=jnp.int32(seats.t_max(s0).max()),
-      final=None if final is None else jnp.asarray(final))
+      final=None if final is None else jnp.asarray(final),
+      start=(jnp.asarray(seats.start_of_base(base) - 1, jnp.int32)
+             if rules.hands else None))
   e = jax.jit(vector_pass.turn_exits, static_argnames="seats")(
       w0, batch, roll, seats)
+  every = jax.jit(vector_pass.turn_pass, static_argnames="seats")(
+      w0, batch, roll, seats)
   n = seats.players
-  np.testing.assert_allclose(e.farkle, e.value[n], rtol=0, atol=1e-15)
-  banks = sum(e.bank[t][None] * vector_pass.bank_values(
-      w0, batch, jnp.int32(t), seats) for t in range(seats.num_rows + 1))
-  won = 1 - e.bank.sum(0) - e.farkle
-  mix = (banks + e.farkle[None] * batch.farkle
-         + won[None] * vector_pass.win_vector(n, w0.dtype)[:, None])
-  np.testing.assert_allclose(vector_pass.seat_vector(mix, n), e.value,
+  np.testing.assert_allclose(e.value, vector_pass.seat_vector(every, n),
                              rtol=0, atol=1e-14)
+  np.testing.assert_allclose(e.farkle, every[n - 1], rtol=0, atol=1e-15)
+  won = 1 - e.bank.sum(0) - e.farkle
   assert e.bank.min() >= 0 and won.min() >= -1e-15
   assert e.bank.sum(0).mean() > 0.2 and e.farkle.mean() > 0.02
+  if rules.hands:   # the movers hold different hands
+    assert len(set(np.asarray(batch.start).tolist())) > 1
 
 
 def _one_sweep(goal: int, floor: int):

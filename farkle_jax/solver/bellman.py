@@ -214,7 +214,7 @@ def turn_exits(rows: jax.Array, chosen: jax.Array, padded: jax.Array,
 
 def forward_exits(values: jax.Array, chosen: jax.Array,
                   banked: Callable[[jax.Array], jax.Array], floor: jax.Array,
-                  top: jax.Array, roll: RollArrays
+                  top: jax.Array, roll: RollArrays, start=None
                   ) -> tuple[jax.Array, jax.Array]:
   """How turns end under the decisions their values imply, for any number
   of players (the decider's values alone decide).
@@ -230,7 +230,8 @@ def forward_exits(values: jax.Array, chosen: jax.Array,
     chosen: [T + 1, R, k] int8 the option each score set takes (the first
       best; score sets in `roll.groups` order).
     banked: t -> [k] the decider's value of banking t.
-    floor: [k] or [] the lowest bankable t; top: [] int32 the last row.
+    floor: [k] or [] the lowest bankable t; top: [] int32 the last row;
+      start: [k] int32 each turn's first dice state (0-based), or S - 1.
 
   Returns:
     bank [T + 1, k]: probability of banking at each t; farkle [k]:
@@ -243,7 +244,7 @@ def forward_exits(values: jax.Array, chosen: jax.Array,
   # scatter, which XLA's CPU backend runs element by element.
   S = roll.dice_states
   rolled = jnp.zeros((values.shape[0] * S, k), values.dtype)
-  start = jnp.zeros((S, k), values.dtype).at[S - 1].set(1.0)
+  start = _start_mass(start, S, k, values.dtype)
   flat_chosen = chosen.reshape(-1, k)
 
   def body(t, carry):
@@ -271,6 +272,15 @@ def forward_exits(values: jax.Array, chosen: jax.Array,
   _, bank, farkle = jax.lax.fori_loop(
       0, top + 1, body, (rolled, bank, jnp.zeros((k,), values.dtype)))
   return bank, farkle
+
+
+def _start_mass(start: jax.Array | None, S: int, k: int, dtype
+                ) -> jax.Array:
+  """[S, k] all of each turn's mass at its first dice state: `start` [k]
+  (0-based), or the last, S - 1."""
+  if start is None:
+    return jnp.zeros((S, k), dtype).at[S - 1].set(1.0)
+  return (jnp.arange(S)[:, None] == start[None]).astype(dtype)
 
 
 class _OptionSources(NamedTuple):

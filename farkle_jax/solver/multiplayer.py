@@ -244,9 +244,7 @@ def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
           bank_base=base[u], s0=s0[u], top=top[u], final=final,
           start=start)
       if not exits:
-        v = vector_pass.seat_vector(
-            vector_pass.turn_pass(w0, batch, roll, plan.seats),
-            plan.seats.players)
+        v = vector_pass.turn_values(w0, batch, roll, plan.seats)
         return jax.lax.dynamic_update_index_in_dim(out, v, u, axis=0)
       e = vector_pass.turn_exits(w0, batch, roll, plan.seats)
       return tuple(jax.lax.dynamic_update_index_in_dim(o, x, u, axis=0)

@@ -18,8 +18,13 @@ highest row, so its row steps are known, and with them:
 * bytes gathered per sweep: per key and row, every option of every score
   set reads one in-turn vector (`vector_pass.channels`: C = N, 8 bytes
   each), the bank reads one start vector, and each key reads its farkle
-  target once;
-* bytes written: one row of S dice states x C channels per key and row;
+  target once; from three players on, the pass reads the mover's channel
+  alone and the forward pass of its exits (`vector_pass.turn_exits`)
+  reads each option's mass (8 bytes) and pick (1 byte), and the mix one
+  bank vector per key and row of the turn (T + 1);
+* bytes written: one row of S dice states x C channels per key and row
+  (from three players on, one channel, the forward pass's row and each
+  score set's pick);
 * bytes exchanged per device: after each stage every device receives the
   other devices' new start vectors (the values are kept whole on each).
 
@@ -86,7 +91,8 @@ def sweep(seats: SeatsLayout, group: int, devices: int = 1) -> SeatSweep:
   S, U = tops.shape
   G = multiplayer.plan_sizes(seats, group, devices)[2]
   n, D = seats.players, devices
-  steps = tops + 1                                   # row steps
+  mixed = n > 2                 # `vector_pass.turn_values`
+  steps = (tops + 1) * (2 if mixed else 1)           # row steps
   per_device = steps.reshape(S, D, U // D).sum(axis=2) + U // D
   dependent = int(per_device.max(axis=1).sum())
   if seats.num_farkle > 1:
@@ -95,10 +101,17 @@ def sweep(seats: SeatsLayout, group: int, devices: int = 1) -> SeatSweep:
   roll = bellman.roll_arrays(roll_tables.build(seats.rules))
   options = sum(int(np.prod(g.rows.shape)) for g in roll.groups)
   C, dice = vector_pass.channels(n), roll.dice_states
-  key_rows = int(steps.sum()) * G                    # padding included
+  key_rows = int((tops + 1).sum()) * G               # padding included
   keys = seats.num_keys
-  gathered = key_rows * (options * C + n) * 8 + keys * n * 8
-  written = key_rows * dice * C * 8 + keys * n * 8
+  if mixed:
+    sets = sum(g.rows.shape[0] for g in roll.groups)
+    mix = S * U * G * (seats.num_rows + 1) * n * 8
+    # The pass's option (8 bytes), the forward pass's mass and pick (9).
+    gathered = key_rows * (options * 17 + n * 8) + mix + keys * n * 8
+    written = key_rows * (dice * 16 + sets) + keys * n * 8
+  else:
+    gathered = key_rows * (options * C + n) * 8 + keys * n * 8
+    written = key_rows * dice * C * 8 + keys * n * 8
   live = seats.num_states // dice
   exchanged = S * U * G * n * 8 * (D - 1) // D
   counts = SweepCounts(dependent_steps=dependent, gathered_bytes=gathered,

@@ -23,6 +23,10 @@ minimum, or the entry minimum for a mover not on the board yet
 (`SeatsLayout.bank_floor`). The farkle channel is the slope of the turn's
 value in what a farkle is worth, which the penalty blocks and the Newton
 step need.
+
+The solver's sweeps from three players on take the turn as `turn_exits`
+gives it: the pass on channel 0 alone, then every channel as the mix of
+where the turn ends (docs/model.md §8).
 """
 
 from __future__ import annotations
@@ -218,17 +222,44 @@ class Exits(NamedTuple):
 
 def turn_exits(w0: jax.Array, batch: Batch, roll: RollArrays,
                seats: SeatsLayout) -> Exits:
-  """The turn pass of a batch and how each turn ends under it: the
-  forward pass of the two-player Newton step (`bellman.forward_exits`) on
-  the mover's channel. A turn's value is then exactly the exits' mix of
-  what they lead to: sum_t bank[t] bank(t) + farkle * the farkle value +
-  the rest a win (rows above the batch's top)."""
-  rows, chosen = turn_pass(w0, batch, roll, seats, full=True, picks=True)
+  """The turns of a batch, and how each ends under the mover's decisions.
+
+  The mover decides on channel 0 alone, and channel 0 of every state
+  reads only channel 0 of what it leads to; so the pass runs on that
+  channel (with each score set's pick), the forward pass of the
+  two-player Newton step (`bellman.forward_exits`) finds where the turn
+  ends, and every channel is the mix of those ends: sum_t bank[t] bank(t)
+  + farkle * the farkle value + the rest a win (rows above the batch's
+  top). The other channels then cost T + 1 bank reads a key rather than
+  a read of every option of every row (three players, `configs/tiny.py`:
+  a batch's pass with its exits about 1.7x as fast as the pass of every
+  channel with them, BENCHMARKS.md). The same values as `turn_pass` to
+  rounding, and the same decisions.
+  """
+  win = win_vector(seats.players, w0.dtype)
+  banked = lambda t: bank_values(w0, batch, t, seats)
+  rows, chosen = turn_pass(
+      w0, batch._replace(farkle=batch.farkle[:1]), roll, seats, full=True,
+      bank=lambda t: banked(t)[:1], win=win[:1], picks=True)
   bank, farkle = bellman.forward_exits(
-      rows[:, :, 0], chosen, lambda t: bank_values(w0, batch, t, seats)[0],
-      seats.bank_floor(batch.s0, jnp), batch.top, roll)
-  value = seat_vector(rows[0, roll.dice_states - 1], seats.players)
-  return Exits(value, bank, farkle)
+      rows[:, :, 0], chosen, lambda t: banked(t)[0],
+      seats.bank_floor(batch.s0, jnp), batch.top, roll, batch.start)
+  every = jax.vmap(banked)(jnp.arange(bank.shape[0]))        # [T + 1, C, k]
+  value = (jnp.einsum("tk,tck->ck", bank, every, precision=_HIGHEST)
+           + farkle[None] * batch.farkle
+           + (1 - bank.sum(axis=0) - farkle)[None] * win[:, None])
+  return Exits(seat_vector(value, seats.players), bank, farkle)
+
+
+def turn_values(w0: jax.Array, batch: Batch, roll: RollArrays,
+                seats: SeatsLayout) -> jax.Array:
+  """[N + 1, k] the turn's value vector of every key of a batch
+  (`seat_vector`): by `turn_exits` from three players on, where its
+  channel-0 pass spares more than its forward pass costs; with two, by
+  the pass of both channels."""
+  if seats.players > 2:
+    return turn_exits(w0, batch, roll, seats).value
+  return seat_vector(turn_pass(w0, batch, roll, seats), seats.players)
 
 
 def _best_option(flat: jax.Array, idx: jax.Array
