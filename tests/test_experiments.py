@@ -433,9 +433,10 @@ def test_benchmark_refuses_the_stage_engine_where_it_cannot_run(methods):
 
 def test_benchmark_counts_the_stage_engine_for_three_players(tmp_path):
   """`--counts_only` counts the seat engine's sweep from the sizes for any
-  number of players; from three on, its gathers read the mover's channel
-  of every option, then each option's mass and pick (the exits' forward
-  pass), and for the mix one bank vector a row of the turn."""
+  number of players; its gathers read the mover's channel of every
+  option, then each option's mass and pick (the exits' forward pass), and
+  for the picks and the mix every option and one bank vector a row of
+  the turn."""
   out = _script("experiments/benchmark.py", "--config",
                 "configs/tiny.py:facebook", "--counts_only", "--sweeps=7",
                 "--methods=seats-plain,seats-wavefront", "--json",
@@ -466,10 +467,12 @@ def test_benchmark_counts_the_stage_engine_for_three_players(tmp_path):
   assert record["model_states"] == seats.num_states
   assert f"# model states {seats.num_states:,} (3 players)" in out.stdout
   rows = r["rows_evaluated_per_sweep"]
-  mix = r["gathered_bytes_per_sweep"] - (
+  whole = r["gathered_bytes_per_sweep"] - (
       rows * (options * (8 + 9) + 3 * 8) + seats.num_keys * 3 * 8)
-  T1 = seats.num_rows + 1   # every key slot of every stage, every row
-  assert mix % (T1 * 3 * 8) == 0 and mix >= seats.num_keys * T1 * 3 * 8
+  # The picks and the mix: every row of the turn (T + 1) of every key slot
+  # of a sub-batch that passes a row at all.
+  per = (seats.num_rows + 1) * (options + 3) * 8
+  assert whole % per == 0 and seats.num_keys <= whole // per <= rows
   assert rows >= r["live_rows_per_sweep"] == seats.num_states // 6
   moved = r["gathered_bytes_per_sweep"] + r["written_bytes_per_sweep"]
   assert r["projected_h100_seconds"] == pytest.approx(

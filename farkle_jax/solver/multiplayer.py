@@ -237,16 +237,20 @@ def stage_pass(w0: jax.Array, tables: SeatTables, s: jax.Array,
     final = final if plan.seats.past_goal else None
 
     def one(u, out):
+      # Most of a stage's sub-batches only pad it to the largest (top -1):
+      # passed over, as the picks and the mix would read them whole.
+      return jax.lax.cond(top[u] >= 0, lambda: live(u, out), lambda: out)
+
+    def live(u, out):
       start = (plan.seats.start_of_base(base[u], jnp) - 1
                if plan.seats.rules.hands else None)   # each mover's hand
       batch = vector_pass.Batch(
           farkle=vector_pass.farkle_values(w0, farkle[u], plan.seats),
           bank_base=base[u], s0=s0[u], top=top[u], final=final,
           start=start)
-      if not exits:
-        v = vector_pass.turn_values(w0, batch, roll, plan.seats)
-        return jax.lax.dynamic_update_index_in_dim(out, v, u, axis=0)
       e = vector_pass.turn_exits(w0, batch, roll, plan.seats)
+      if not exits:
+        return jax.lax.dynamic_update_index_in_dim(out, e.value, u, axis=0)
       return tuple(jax.lax.dynamic_update_index_in_dim(o, x, u, axis=0)
                    for o, x in zip(out, (e.value, e.bank)))
     out = jnp.zeros((farkle.shape[0], C, G), w0.dtype)

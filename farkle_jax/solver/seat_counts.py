@@ -15,16 +15,16 @@ highest row, so its row steps are known, and with them:
   each one loop step per row, plus one per sub-batch; under a penalty,
   each block adds its pointer doubling (`penalty_blocks.DOUBLINGS`
   steps);
-* bytes gathered per sweep: per key and row, every option of every score
-  set reads one in-turn vector (`vector_pass.channels`: C = N, 8 bytes
-  each), the bank reads one start vector, and each key reads its farkle
-  target once; from three players on, the pass reads the mover's channel
-  alone and the forward pass of its exits (`vector_pass.turn_exits`)
-  reads each option's mass (8 bytes) and pick (1 byte), and the mix one
-  bank vector per key and row of the turn (T + 1);
-* bytes written: one row of S dice states x C channels per key and row
-  (from three players on, one channel, the forward pass's row and each
-  score set's pick);
+* bytes gathered per sweep (`vector_pass.turn_exits`): per key and row,
+  the pass reads every option of every score set on the mover's channel
+  alone (8 bytes each) and the bank one start vector, and the forward
+  pass each option's mass and pick (9 bytes); per key and row of the
+  whole turn (T + 1, in sub-batches that pass a row at all), the picks
+  read every option again (8 bytes) and the mix one bank vector; and each
+  key reads its farkle target once;
+* bytes written: per key and row, a row of S dice states for the pass
+  and one for the forward pass; per key and row of the whole turn, each
+  score set's pick (1 byte);
 * bytes exchanged per device: after each stage every device receives the
   other devices' new start vectors (the values are kept whole on each).
 
@@ -43,8 +43,7 @@ import numpy as np
 
 from farkle_jax.game import roll_tables
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import (bellman, multiplayer, penalty_blocks,
-                               vector_pass)
+from farkle_jax.solver import bellman, multiplayer, penalty_blocks
 from farkle_jax.solver.sweep_counts import SweepCounts
 
 
@@ -91,8 +90,7 @@ def sweep(seats: SeatsLayout, group: int, devices: int = 1) -> SeatSweep:
   S, U = tops.shape
   G = multiplayer.plan_sizes(seats, group, devices)[2]
   n, D = seats.players, devices
-  mixed = n > 2                 # `vector_pass.turn_values`
-  steps = (tops + 1) * (2 if mixed else 1)           # row steps
+  steps = (tops + 1) * 2           # row steps: the pass, the forward pass
   per_device = steps.reshape(S, D, U // D).sum(axis=2) + U // D
   dependent = int(per_device.max(axis=1).sum())
   if seats.num_farkle > 1:
@@ -100,18 +98,14 @@ def sweep(seats: SeatsLayout, group: int, devices: int = 1) -> SeatSweep:
     dependent += blocks * penalty_blocks.DOUBLINGS
   roll = bellman.roll_arrays(roll_tables.build(seats.rules))
   options = sum(int(np.prod(g.rows.shape)) for g in roll.groups)
-  C, dice = vector_pass.channels(n), roll.dice_states
+  dice = roll.dice_states
   key_rows = int((tops + 1).sum()) * G               # padding included
   keys = seats.num_keys
-  if mixed:
-    sets = sum(g.rows.shape[0] for g in roll.groups)
-    mix = S * U * G * (seats.num_rows + 1) * n * 8
-    # The pass's option (8 bytes), the forward pass's mass and pick (9).
-    gathered = key_rows * (options * 17 + n * 8) + mix + keys * n * 8
-    written = key_rows * (dice * 16 + sets) + keys * n * 8
-  else:
-    gathered = key_rows * (options * C + n) * 8 + keys * n * 8
-    written = key_rows * dice * C * 8 + keys * n * 8
+  sets = sum(g.rows.shape[0] for g in roll.groups)
+  whole = int((tops >= 0).sum()) * G * (seats.num_rows + 1)
+  gathered = (key_rows * (options * 17 + n * 8)
+              + whole * (options + n) * 8 + keys * n * 8)
+  written = key_rows * dice * 16 + whole * sets + keys * n * 8
   live = seats.num_states // dice
   exchanged = S * U * G * n * 8 * (D - 1) // D
   counts = SweepCounts(dependent_steps=dependent, gathered_bytes=gathered,

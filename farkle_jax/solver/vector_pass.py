@@ -24,9 +24,9 @@ minimum, or the entry minimum for a mover not on the board yet
 value in what a farkle is worth, which the penalty blocks and the Newton
 step need.
 
-The solver's sweeps from three players on take the turn as `turn_exits`
-gives it: the pass on channel 0 alone, then every channel as the mix of
-where the turn ends (docs/model.md §8).
+The solver's stage sweeps take the turn as `turn_exits` gives it: the
+pass on channel 0 alone, then every channel as the mix of where the turn
+ends (docs/model.md §8).
 """
 
 from __future__ import annotations
@@ -154,23 +154,39 @@ def turn_pass(w0: jax.Array, batch: Batch, roll: RollArrays,
   rows = jnp.broadcast_to(win[None, None, :, None],
                           (seats.num_rows + 1, S, C, k))
   farkle = roll.farkle_prob[:, None, None] * batch.farkle[None]  # [6, C, k]
-  sets = sum(g.rows.shape[0] for g in roll.groups)
-  chosen = jnp.zeros((seats.num_rows + 1 if picks else 0, sets, k),
-                     jnp.int8)
 
-  def body(i, carry):
-    rows, chosen = carry
+  def body(i, rows):
     t = batch.top - i
-    value, pick = _roll_values(rows.reshape(-1, C, k), t, roll, seats,
-                               farkle)
-    if picks:
-      chosen = jax.lax.dynamic_update_index_in_dim(chosen, pick, t, axis=0)
+    value = _roll_values(rows.reshape(-1, C, k), t, roll, seats, farkle)
     new = _decide(value, bank(t), t, batch, seats, policy, win)
-    return jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0), chosen
+    return jax.lax.dynamic_update_index_in_dim(rows, new, t, axis=0)
 
-  rows, chosen = jax.lax.fori_loop(0, batch.top + 1, body, (rows, chosen))
+  rows = jax.lax.fori_loop(0, batch.top + 1, body, rows)
   out = rows if full else _whole_hand(rows[0], batch.start)
-  return (out, chosen) if picks else out
+  return (out, _picks(rows[:, :, 0], roll, seats)) if picks else out
+
+
+def _picks(values: jax.Array, roll: RollArrays, seats: SeatsLayout
+           ) -> jax.Array:
+  """[T + 1, R, k] int8 the first option with the highest channel 0 of
+  every score set at every row, from the pass's final values [T + 1, S,
+  k] (what each row's own choice saw). Every row at once, after the loop:
+  chosen within it, the picks made XLA keep every gathered option for two
+  readers, and the pass of one channel took 3x as long (BENCHMARKS.md)."""
+  flat = values.reshape(-1, values.shape[-1])
+  t = jnp.arange(values.shape[0])[:, None, None]
+  out = []
+  for g in roll.groups:
+    idx = seats.reached_offset(t, g.rows[None], jnp)     # [T + 1, R_j, j]
+    best = flat[idx[..., 0]]
+    place = jnp.zeros(best.shape, jnp.int8)
+    for i in range(1, g.rows.shape[1]):
+      other = flat[idx[..., i]]
+      better = other > best
+      best = jnp.where(better, other, best)
+      place = jnp.where(better, jnp.int8(i), place)
+    out.append(place)
+  return jnp.concatenate(out, axis=1)
 
 
 def _whole_hand(first: jax.Array, start: jax.Array | None) -> jax.Array:
@@ -182,17 +198,14 @@ def _whole_hand(first: jax.Array, start: jax.Array | None) -> jax.Array:
 
 
 def _roll_values(flat: jax.Array, t: jax.Array, roll: RollArrays,
-                 seats: SeatsLayout, farkle: jax.Array
-                 ) -> tuple[jax.Array, jax.Array]:
+                 seats: SeatsLayout, farkle: jax.Array) -> jax.Array:
   """[S, C, k] the value of rolling at row t (rows above it final, `flat`
-  [(T + 1) * S, C, k]) and [R, k] int8 each score set's pick."""
-  best, pick = zip(*[_best_option(flat, seats.reached_offset(
-      t, g.rows, jnp)) for g in roll.groups])
-  best = jnp.concatenate(best, axis=0)                          # [R, C, k]
+  [(T + 1) * S, C, k])."""
+  best = jnp.concatenate([_best_option(flat, seats.reached_offset(
+      t, g.rows, jnp)) for g in roll.groups], axis=0)           # [R, C, k]
   S, C, k = roll.dice_states, flat.shape[1], flat.shape[2]
-  value = jnp.dot(roll.set_weight, best.reshape(best.shape[0], -1),
-                  precision=_HIGHEST).reshape(S, C, k) + farkle
-  return value, jnp.concatenate(pick, axis=0)
+  return jnp.dot(roll.set_weight, best.reshape(best.shape[0], -1),
+                 precision=_HIGHEST).reshape(S, C, k) + farkle
 
 
 def _decide(value: jax.Array, banked: jax.Array, t: jax.Array,
@@ -231,10 +244,11 @@ def turn_exits(w0: jax.Array, batch: Batch, roll: RollArrays,
   ends, and every channel is the mix of those ends: sum_t bank[t] bank(t)
   + farkle * the farkle value + the rest a win (rows above the batch's
   top). The other channels then cost T + 1 bank reads a key rather than
-  a read of every option of every row (three players, `configs/tiny.py`:
-  a batch's pass with its exits about 1.7x as fast as the pass of every
-  channel with them, BENCHMARKS.md). The same values as `turn_pass` to
-  rounding, and the same decisions.
+  a read of every option of every row: with the forward pass, a batch's
+  turns (three players, `configs/tiny.py`, 256 keys) in about half the
+  time of the pass of every channel alone, and of two players in about
+  two thirds (BENCHMARKS.md). The same values as `turn_pass` to rounding,
+  and the same decisions.
   """
   win = win_vector(seats.players, w0.dtype)
   banked = lambda t: bank_values(w0, batch, t, seats)
@@ -251,35 +265,13 @@ def turn_exits(w0: jax.Array, batch: Batch, roll: RollArrays,
   return Exits(seat_vector(value, seats.players), bank, farkle)
 
 
-def turn_values(w0: jax.Array, batch: Batch, roll: RollArrays,
-                seats: SeatsLayout) -> jax.Array:
-  """[N + 1, k] the turn's value vector of every key of a batch
-  (`seat_vector`): by `turn_exits` from three players on, where its
-  channel-0 pass spares more than its forward pass costs; with two, by
-  the pass of both channels."""
-  if seats.players > 2:
-    return turn_exits(w0, batch, roll, seats).value
-  return seat_vector(turn_pass(w0, batch, roll, seats), seats.players)
-
-
-def _best_option(flat: jax.Array, idx: jax.Array
-                 ) -> tuple[jax.Array, jax.Array]:
-  """Each score set's first option with the highest channel 0.
-
-  Args:
-    flat: [(T + 1) * 6, C, k] the rows; idx: [R_j, j] option offsets.
-
-  Returns:
-    [R_j, C, k] its values; [R_j, k] int8 its place among the set's
-    options (unused, and so not computed, unless asked for).
-  """
+def _best_option(flat: jax.Array, idx: jax.Array) -> jax.Array:
+  """[R_j, C, k] each score set's first option with the highest channel 0
+  (`flat` [(T + 1) * 6, C, k] the rows; idx [R_j, j] option offsets)."""
   # A running select over the j columns fuses with the gathers, like the
   # running maximum of the two-player pass (bellman._best_option).
   best = flat[idx[:, 0]]
-  place = jnp.zeros((idx.shape[0], flat.shape[-1]), jnp.int8)
   for i in range(1, idx.shape[1]):
     other = flat[idx[:, i]]
-    better = other[:, 0] > best[:, 0]
-    best = jnp.where(better[:, None], other, best)
-    place = jnp.where(better, jnp.int8(i), place)
-  return best, place
+    best = jnp.where((other[:, 0] > best[:, 0])[:, None], other, best)
+  return best
