@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 
 from farkle_jax.game.seats import SeatsLayout
-from farkle_jax.solver import bellman
+from farkle_jax.solver import bellman, row_step
 from farkle_jax.solver.bellman import RollArrays
 
 _HIGHEST = jax.lax.Precision.HIGHEST
@@ -170,22 +170,19 @@ def _picks(values: jax.Array, roll: RollArrays, seats: SeatsLayout
            ) -> jax.Array:
   """[T + 1, R, k] int8 the first option with the highest channel 0 of
   every score set at every row, from the pass's final values [T + 1, S,
-  k] (what each row's own choice saw). Every row at once, after the loop:
-  chosen within it, the picks made XLA keep every gathered option for two
+  k] (what each row's own choice saw), by the two-player pass's pick
+  (`row_step.best_option`). Every row at once, after the loop: chosen
+  within it, the picks made XLA keep every gathered option for two
   readers, and the pass of one channel took 3x as long (BENCHMARKS.md)."""
-  flat = values.reshape(-1, values.shape[-1])
-  t = jnp.arange(values.shape[0])[:, None, None]
+  T1, k = values.shape[0], values.shape[-1]
+  flat = values.reshape(-1, k)
+  t = jnp.arange(T1)[:, None, None]
   out = []
   for g in roll.groups:
     idx = seats.reached_offset(t, g.rows[None], jnp)     # [T + 1, R_j, j]
-    best = flat[idx[..., 0]]
-    place = jnp.zeros(best.shape, jnp.int8)
-    for i in range(1, g.rows.shape[1]):
-      other = flat[idx[..., i]]
-      better = other > best
-      best = jnp.where(better, other, best)
-      place = jnp.where(better, jnp.int8(i), place)
-    out.append(place)
+    _, place = row_step.best_option(flat, idx.reshape(-1, idx.shape[-1]),
+                                    True, jnp)
+    out.append(place.reshape(T1, -1, k))
   return jnp.concatenate(out, axis=1)
 
 
@@ -252,6 +249,9 @@ def turn_exits(w0: jax.Array, batch: Batch, roll: RollArrays,
   """
   win = win_vector(seats.players, w0.dtype)
   banked = lambda t: bank_values(w0, batch, t, seats)
+  # The loops read their banks afresh each row, where the gathers fuse
+  # with what uses them: read once for all three from `every`, a batch
+  # took about 1 ms (10 %) longer.
   rows, chosen = turn_pass(
       w0, batch._replace(farkle=batch.farkle[:1]), roll, seats, full=True,
       bank=lambda t: banked(t)[:1], win=win[:1], picks=True)
