@@ -67,11 +67,11 @@ def test_a_turn_is_the_mix_of_its_exits(rules):
     assert len(set(np.asarray(batch.start).tolist())) > 1
 
 
-def _one_sweep(goal: int, floor: int):
+def _one_sweep(goal: int, floor: int, **rules):
   """A three-player Facebook game after one sweep with exits recorded, its
   correction not yet applied."""
   config = configuration.base("facebook")
-  config.rules.update(goal=goal, floor=floor, players=3)
+  config.rules.update(goal=goal, floor=floor, players=3, **rules)
   config.solver.update(tol=1e-14, norm="absolute", newton=True)
   rules, settings = configuration.check(config)
   engine = stage_engine.StageEngine(rules, settings)
@@ -84,12 +84,15 @@ def _one_sweep(goal: int, floor: int):
   return engine, w0, exits
 
 
-def test_the_correction_solves_its_linear_system():
+@pytest.mark.parametrize("rules", [{}, {"entry_minimum": 350}])
+def test_the_correction_solves_its_linear_system(rules):
   """x = y + delta, as the correction returns it, satisfies the sweep's
   linearization, assembled here key by key in NumPy from the exits:
   x_k - y_k = R(sum_t bank_k[t] (x - y)[bank target] + a_k (x - y)[farkle
-  target]) + a_k (R(y[target]) - read_k) where the read was stale."""
-  engine, y, exits = _one_sweep(300, -150)
+  target]) + a_k (R(y[target]) - read_k) where the read was stale. Also
+  with an entry minimum, where players off the board have score indices
+  of their own."""
+  engine, y, exits = _one_sweep(300 if not rules else 400, -150, **rules)
   seats, tables = engine.seats, engine.tables
   x, passes, size = seat_newton.compiled_correct(
       jnp.array(y), exits, tables, engine.plan)
@@ -105,9 +108,9 @@ def test_the_correction_solves_its_linear_system():
     fields = seats.key_fields(keys[s, m])
     ahead = slope[s, m] * d[farkle[s, m]]
     for t in np.nonzero(bank[s, :, m])[0]:
-      if fields[0] + t < seats.num_scores:   # the goal: no correction
-        target = seats.bank_base(fields) + t * seats.score_stride
-        ahead = ahead + bank[s, t, m] * d[target]
+      after = seats.after_bank(fields, t)
+      if after[seats.players - 1] < seats.num_scores:   # else a win
+        ahead = ahead + bank[s, t, m] * d[seats.key_index(after)]
     want = np.roll(ahead, 1)
     if chain[s, m] < 0:   # a later block: the read was stale
       want += slope[s, m] * (np.roll(y[farkle[s, m]], 1) - read[s, :, m])

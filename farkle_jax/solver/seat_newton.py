@@ -20,10 +20,13 @@ step on the stale reads, exact when the policies are, so the sweeps that
 remain converge quadratically instead of shrinking the error by a constant
 factor each.
 
-The system has the sweep's own order (banks up the score sums, penalty
-farkles down), so Gauss-Seidel passes stage by stage in sweep order
-solve it, over start vectors only, a whole stage at a time: a pass reads
-T + 1 bank exits per key, a fraction of what a sweep's turn passes read.
+The system is solved by Jacobi passes over every key at once, in key
+order: the banks of all turns are T + 1 shifted products of whole arrays
+(banking t raises one score index by t), where passes in the sweep's
+stage order read each bank by a gather. A Jacobi pass carries each
+correction one turn further where a pass in sweep order carried it up
+every chain of banks, so it takes about three times the passes (the error
+falls about 0.66x a pass), at a tenth of the cost each (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from farkle_jax.solver import vector_pass
@@ -39,14 +43,14 @@ from farkle_jax.solver.multiplayer import SeatPlan, SeatTables
 
 EXIT_DTYPE = jnp.float32   # bank exits: a Newton step tolerates their 1e-7
                            # relative error (the next sweep measures it)
-INNER_PASSES = 40          # most Gauss-Seidel passes of one correction
+INNER_PASSES = 100         # most Jacobi passes of one correction
 INNER_SHRINK = 1e-6        # passes stop once they change delta by less than
                            # this fraction of the largest stale error ...
 NEAR = 1e-2                # ... or, stale errors below this, by less than
                            # the caller's `floor`: near the fixed point the
                            # policies may have settled, and a step exact to
                            # the tolerance lets the next sweep be the last
-STALL = 0.9                # passes that shrink the change less stop
+STALL = 0.95               # passes that shrink the change less stop
 
 
 class SeatExits(NamedTuple):
@@ -89,7 +93,9 @@ def footprint(seats, stages: int, width: int) -> int:
   n, rows = seats.players, seats.num_rows + 1
   keys = stages * width
   exits = keys * (rows * 4 + 8 + n * 8)
-  work = keys * n * 8 * 3 + (seats.num_keys + 1) * n * 8 * 2
+  # `_System` in key order, and the passes' arrays of every key.
+  K = seats.num_keys + 1
+  work = keys * n * 8 + K * (rows * 4 + 8 + 4 + n * 8) + K * n * 8 * 4
   return exits + work
 
 
@@ -122,10 +128,35 @@ def stale_errors(w0: jax.Array, exits: SeatExits, tables: SeatTables,
 
 
 class _Pass(NamedTuple):
-  delta: jax.Array   # [K + 1, N] the correction so far (row K: zeros)
+  delta: jax.Array   # [K, N] the correction so far
   passes: jax.Array  # [] int32 passes done
   change: jax.Array  # [] largest change of delta in the last pass
   before: jax.Array  # [] the same of the pass before
+
+
+class _System(NamedTuple):
+  """The correction's linear system in key order (`SeatsLayout.key_shape`),
+  where the banks of every turn are shifts along one score axis."""
+  bank: jax.Array    # [T + 1, B, .., B, F, .., F] EXIT_DTYPE bank exits
+  slope: jax.Array   # [K, 1] probability of a farkle
+  farkle: jax.Array  # [K] int32 flat key of the farkle target
+  stale: jax.Array   # [K, N] `stale_errors`
+
+  @classmethod
+  def of(cls, w0: jax.Array, exits: SeatExits, tables: SeatTables,
+         plan: SeatPlan) -> "_System":
+    seats = plan.seats
+    K, n = seats.num_keys, seats.players
+    S, M = tables.keys.shape
+    # Where each key lies among the stages' slots (padding: the sink).
+    slot = jnp.zeros(K + 1, jnp.int32).at[tables.keys.reshape(-1)].set(
+        jnp.arange(S * M, dtype=jnp.int32))[:K]
+    by_key = lambda x: jnp.moveaxis(x, 0, -2).reshape(
+        x.shape[1:-1] + (S * M,))[..., slot]          # [S, .., M] -> [.., K]
+    r = stale_errors(w0, exits, tables, plan)
+    return cls(by_key(exits.bank).reshape((-1,) + seats.key_shape),
+               by_key(exits.slope)[:, None], by_key(tables.farkle),
+               by_key(r).T)
 
 
 def correct(w0: jax.Array, exits: SeatExits, tables: SeatTables,
@@ -135,58 +166,59 @@ def correct(w0: jax.Array, exits: SeatExits, tables: SeatTables,
   `floor` [] the change of delta that is exact enough near the fixed point
   (`NEAR`; in the solve's units: a fraction of its tolerance).
 
+  Jacobi passes over every key at once: the banks of all turns are T + 1
+  shifted products of whole arrays, where the sweep's stage order read
+  each bank by a gather. A pass does less (the rest of the game after one
+  more turn, where Gauss-Seidel in sweep order took every bank chain at
+  once) but costs a fraction of one (BENCHMARKS.md).
+
   Returns:
-    w0 + delta; the Gauss-Seidel passes taken; the largest |delta|.
+    w0 + delta; the passes taken; the largest |delta|.
   """
-  r = stale_errors(w0, exits, tables, plan)                     # [S, N, M]
-  scale = jnp.abs(r).max()
-  one = _stage(exits, tables, r, plan)
+  system = _System.of(w0, exits, tables, plan)
+  scale = jnp.abs(system.stale).max()
 
   def sweep(p: _Pass) -> _Pass:
-    # A stage at a time, whole: on a CPU a loop over its sub-batches cost
-    # 5x as much as the padding a whole stage reads.
-    delta, change = jax.lax.fori_loop(0, tables.keys.shape[0], one,
-                                      (p.delta, jnp.zeros((), w0.dtype)))
-    return _Pass(delta, p.passes + 1, change, p.change)
+    delta = _apply(p.delta, system, plan.seats)
+    return _Pass(delta, p.passes + 1, jnp.abs(delta - p.delta).max(),
+                 p.change)
 
   aim = jnp.where(scale < NEAR, jnp.minimum(floor, INNER_SHRINK * scale),
                   INNER_SHRINK * scale)
   more = lambda p: ((p.passes < INNER_PASSES) & (p.change > aim)
                     & (p.change < STALL * p.before))
   inf = jnp.asarray(jnp.inf, w0.dtype)
-  start = _Pass(jnp.zeros_like(w0), jnp.zeros((), jnp.int32),
+  start = _Pass(jnp.zeros_like(system.stale), jnp.zeros((), jnp.int32),
                 jnp.asarray(jnp.finfo(w0.dtype).max, w0.dtype), inf)
   done = jax.lax.while_loop(more, sweep, start)
-  w0 = vector_pass.sum_closed((w0 + done.delta).T).T
-  return w0, done.passes, jnp.abs(done.delta).max()
+  delta = jnp.concatenate([done.delta, jnp.zeros_like(w0[-1:])])
+  w0 = vector_pass.sum_closed((w0 + delta).T).T
+  return w0, done.passes, jnp.abs(delta).max()
 
 
-def _stage(exits: SeatExits, tables: SeatTables, r: jax.Array,
-           plan: SeatPlan):
-  """One Gauss-Seidel update of the keys of stage s, as
-  (s, (delta, change)) -> (delta, change)."""
-  seats = plan.seats
-  T1 = seats.num_rows + 1
-
-  def one(s, carry):
-    delta, change = carry
-    keys, farkle, base, s0 = (x[s] for x in (
-        tables.keys, tables.farkle, tables.bank_base, tables.s0))
-    t = jnp.arange(T1)[:, None]
-    sink = delta.shape[0] - 1
-    reach = seats.on_board(s0, jnp)[None] + t
-    pos = jnp.where(reach >= seats.num_scores, sink,
-                    base[None] + t * seats.score_stride)        # [T + 1, M]
-    bank = exits.bank[s].astype(delta.dtype)
-    ahead = jnp.einsum("tm,tmn->nm", bank, delta[pos],
-                       precision=jax.lax.Precision.HIGHEST)
-    ahead = ahead + exits.slope[s][None] * delta[farkle].T     # [N, M]
-    d = seats.from_next(ahead, jnp) + r[s]
-    d = jnp.where(tables.real[s][None], d, 0)
-    change = jnp.maximum(change, jnp.abs(d - delta[keys].T).max())
-    return delta.at[keys].set(d.T), change
-
-  return one
+def _apply(delta: jax.Array, system: _System, seats) -> jax.Array:
+  """[K, N] one Jacobi pass: R(sum_t bank[t] delta[bank target t]
+  + slope delta[farkle target]) + stale, from delta [K, N]."""
+  n, B, T1 = seats.players, seats.num_scores, system.bank.shape[0]
+  # A bank starts the banker's farkle count again (a penalty excludes
+  # hands, which the count's field would hold): key (s0, s1.., f0, f1..)
+  # banks t into (s1.., on_board(s0) + t, f1.., 0). That key's last score
+  # to the front and its last count to the mover's place line it up with
+  # the banker's.
+  d = delta.reshape(seats.key_shape + (n,))[..., :1, :]
+  d = jnp.moveaxis(jnp.moveaxis(d, n - 1, 0), 2 * n - 1, n)
+  d = jnp.concatenate([d, jnp.zeros((T1,) + d.shape[1:], d.dtype)])
+  board = np.asarray(seats.on_board(np.arange(B)))
+  plain = np.array_equal(board, np.arange(B))
+  ahead = 0
+  # Below every bank floor the exits are zero; rows past the goal read
+  # the zeros: a bank there wins.
+  for t in range(int(np.min(seats.bank_floor(np.arange(B)))), T1):
+    reach = d[t:t + B] if plain else d[np.minimum(board + t, B)]
+    ahead = ahead + system.bank[t][..., None].astype(d.dtype) * reach
+  ahead = (ahead.reshape(delta.shape)
+           + system.slope * delta[system.farkle])
+  return seats.from_next(ahead, jnp, axis=1) + system.stale
 
 
 compiled_correct = jax.jit(correct, static_argnames=("plan",),
