@@ -911,9 +911,11 @@ def _subsets(k: int) -> list[list[int]]:
   return [[j for j in range(k) if m >> j & 1] for m in range(1, 2 ** k)]
 
 
+@functools.lru_cache(maxsize=None)
 def hand_options(rules: str, left: tuple, faces: tuple) -> dict:
   """{dice positions left after: best points} of one ordered roll of the
-  dice at positions `left` showing `faces` (0: a devil's head)."""
+  dice at positions `left` showing `faces` (0: a devil's head); kept, as
+  every hand rolls the same faces (read only: shared between calls)."""
   options: dict[tuple, int] = {}
   for used in _subsets(len(left)):
     counts = [0] * 6
