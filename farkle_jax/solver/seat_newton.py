@@ -93,9 +93,11 @@ def footprint(seats, stages: int, width: int) -> int:
   n, rows = seats.players, seats.num_rows + 1
   keys = stages * width
   exits = keys * (rows * 4 + 8 + n * 8)
-  # `_System` in key order, and the passes' arrays of every key.
+  # `_System` in key order (its bank exits gathered, then transposed),
+  # and the passes' arrays of every key.
   K = seats.num_keys + 1
-  work = keys * n * 8 + K * (rows * 4 + 8 + 4 + n * 8) + K * n * 8 * 4
+  work = (keys * n * 8 + K * (rows * 4 * 2 + 8 + 4 + n * 8)
+          + K * n * 8 * 4)
   return exits + work
 
 
@@ -146,17 +148,16 @@ class _System(NamedTuple):
   def of(cls, w0: jax.Array, exits: SeatExits, tables: SeatTables,
          plan: SeatPlan) -> "_System":
     seats = plan.seats
-    K, n = seats.num_keys, seats.players
-    S, M = tables.keys.shape
+    K, M = seats.num_keys, tables.keys.shape[1]
     # Where each key lies among the stages' slots (padding: the sink).
     slot = jnp.zeros(K + 1, jnp.int32).at[tables.keys.reshape(-1)].set(
-        jnp.arange(S * M, dtype=jnp.int32))[:K]
-    by_key = lambda x: jnp.moveaxis(x, 0, -2).reshape(
-        x.shape[1:-1] + (S * M,))[..., slot]          # [S, .., M] -> [.., K]
-    r = stale_errors(w0, exits, tables, plan)
-    return cls(by_key(exits.bank).reshape((-1,) + seats.key_shape),
+        jnp.arange(tables.keys.size, dtype=jnp.int32))[:K]
+    stage, column = slot // M, slot % M
+    by_key = lambda x: x[stage, ..., column]     # [S, .., M] -> [K, ..]
+    bank = jnp.moveaxis(by_key(exits.bank), 0, -1)             # [T + 1, K]
+    return cls(bank.reshape((-1,) + seats.key_shape),
                by_key(exits.slope)[:, None], by_key(tables.farkle),
-               by_key(r).T)
+               by_key(stale_errors(w0, exits, tables, plan)))
 
 
 def correct(w0: jax.Array, exits: SeatExits, tables: SeatTables,
