@@ -103,6 +103,38 @@ def test_players_off_the_board_have_scores_of_their_own(players):
     assert (stage[target[ok]] < stage[ok]).all()
 
 
+@pytest.mark.parametrize("rules", [
+    rules_lib.facebook(floor=-300, goal=600).replace(players=3),
+    rules_lib.facebook(floor=-150, goal=400).replace(players=3,
+                                                     entry_minimum=350),
+    rules_lib.minimal(goal=300).replace(players=3,
+                                        hands=((), ((0.3,) + (0.14,) * 5,),
+                                               ()))],
+    ids=["penalty", "entry-minimum", "hands"])
+def test_bank_targets_line_up_with_the_banker(rules):
+  """`bank_targets` puts the value of `after_bank` of every banker and
+  reached score where the banker's key and that score index it, under a
+  penalty (the count starts again), with players off the board and with
+  each player's own hand (kept)."""
+  seats = SeatsLayout(rules)
+  values = np.random.default_rng(0).uniform(
+      size=seats.key_shape + (seats.players,))
+  out = seats.bank_targets(values)
+  fields = seats.key_fields()
+  for t in (0, 2, 5):
+    x = np.asarray(seats.on_board(fields[0])) + t
+    ok = x < seats.num_scores
+    after = seats.after_bank(fields, t)
+    want = values.reshape(-1, seats.players)[seats.key_index(
+        tuple(np.asarray(a)[ok] for a in after))]
+    c = (np.asarray(fields[seats.players])[ok] if rules.hands
+         else np.zeros(ok.sum(), int))
+    got = out[(x[ok],) + tuple(np.asarray(a)[ok] for a in fields[1:
+              seats.players]) + (c,) + tuple(
+                  np.asarray(a)[ok] for a in fields[seats.players + 1:])]
+    np.testing.assert_array_equal(got, want)
+
+
 def test_from_next_rotates_back_one_seat():
   seats = _seats(3, False)
   np.testing.assert_array_equal(seats.from_next(np.array([0.5, 0.3, 0.2])),

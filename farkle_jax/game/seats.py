@@ -115,6 +115,18 @@ class SeatsLayout(ScoreUnits):
     count = np.asarray(f[0]) * (1 if self.rules.hands else 0)
     return s[1:] + (self.on_board(s[0]) + t,) + f[1:] + (count,)
 
+  def bank_targets(self, values, xp: ModuleType = np):
+    """`values` [B, .., B, F, .., F, ...] of every key arranged on the
+    axes of the banker's key: out[x, s_1, .., s_{N-1}, c, f_1, ..,
+    f_{N-1}] is the value of `after_bank` of a banker (s_0, s_1, .., f_0,
+    f_1, ..) whose bank reaches score index x (`on_board(s_0) + t`); c
+    stands for f_0 (under `hands` the kept hand; otherwise the count
+    starts again, and c has one entry, count 0, for every f_0)."""
+    n = self.players
+    if not self.rules.hands:
+      values = values[(slice(None),) * (2 * n - 1) + (slice(0, 1),)]
+    return xp.moveaxis(xp.moveaxis(values, n - 1, 0), 2 * n - 1, n)
+
   def final_row(self, others, reach):
     """Row of the final-round table (`solver.last_turns`, [P * B^(N-1),
     N]) for a bank to `reach` score indices (at or past the goal, short of

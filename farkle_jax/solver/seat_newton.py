@@ -201,13 +201,9 @@ def _apply(delta: jax.Array, system: _System, seats) -> jax.Array:
   """[K, N] one Jacobi pass: R(sum_t bank[t] delta[bank target t]
   + slope delta[farkle target]) + stale, from delta [K, N]."""
   n, B, T1 = seats.players, seats.num_scores, system.bank.shape[0]
-  # A bank starts the banker's farkle count again (a penalty excludes
-  # hands, which the count's field would hold): key (s0, s1.., f0, f1..)
-  # banks t into (s1.., on_board(s0) + t, f1.., 0). That key's last score
-  # to the front and its last count to the mover's place line it up with
-  # the banker's.
-  d = delta.reshape(seats.key_shape + (n,))[..., :1, :]
-  d = jnp.moveaxis(jnp.moveaxis(d, n - 1, 0), 2 * n - 1, n)
+  # d[x, s1.., f0, f1..]: what a banker (s0, s1.., f0, f1..) reaching
+  # score index x reads; the banks of t are the rows x = on_board(s0) + t.
+  d = seats.bank_targets(delta.reshape(seats.key_shape + (n,)), jnp)
   d = jnp.concatenate([d, jnp.zeros((T1,) + d.shape[1:], d.dtype)])
   board = np.asarray(seats.on_board(np.arange(B)))
   plain = np.array_equal(board, np.arange(B))
